@@ -1,0 +1,124 @@
+#include "backend/runner.h"
+
+#include <ctime>
+#include <map>
+#include <mutex>
+
+#include "core/logger.h"
+
+namespace parity {
+
+namespace {
+
+std::string default_name(const std::string& prefix) {
+  static std::mutex mutex;
+  static std::map<std::string, int> counters;
+  int count;
+  {
+    std::lock_guard lock(mutex);
+    count = counters[prefix]++;
+  }
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%m/%d/%y-%H:%M:%S", &local);
+  return fmt::format("{}-N{}-{}", prefix, count, stamp);
+}
+
+// Python-set-like rendering used in Polygraphy's messages: {'a', 'b'}.
+std::string name_set(const std::vector<std::string>& names) {
+  std::vector<std::string> quoted;
+  for (const auto& n : names) quoted.push_back(fmt::format("'{}'", n));
+  return fmt::format("{{{}}}", fmt::join(quoted, ", "));
+}
+
+}  // namespace
+
+Runner::Runner(std::string name, const std::string& prefix)
+    : name_(name.empty() ? default_name(prefix) : std::move(name)) {}
+
+Runner::~Runner() {
+  if (active_)
+    logger().warning("{} | Was activated but never deactivated. This could cause a memory leak!",
+                     pad_name(name_));
+}
+
+void Runner::activate() {
+  if (active_) {
+    logger().warning("{} | Already active; will not activate again. If you really want to "
+                     "activate this runner again, call activate_impl() directly",
+                     pad_name(name_));
+    return;
+  }
+  activate_impl();
+  active_ = true;
+}
+
+void Runner::deactivate() {
+  if (!active_) {
+    logger().warning("{} | Not active; will not deactivate. If you really want to deactivate "
+                     "this runner, call deactivate_impl() directly",
+                     pad_name(name_));
+    return;
+  }
+  inference_time_.reset();
+  active_ = false;
+  deactivate_impl();
+}
+
+TensorMetadata Runner::input_metadata() {
+  if (!active_)
+    logger().critical("{} | Must be activated prior to calling input_metadata()", pad_name(name_));
+  return input_metadata_impl();
+}
+
+TensorMap Runner::infer(const TensorMap& feed, bool check_inputs) {
+  if (!active_)
+    logger().critical("{} | Must be activated prior to calling infer()", pad_name(name_));
+  if (check_inputs) check_feed(name_, feed, input_metadata_impl());
+  return infer_impl(feed);
+}
+
+std::optional<double> Runner::last_inference_time() const {
+  if (!inference_time_)
+    logger().log_once(Severity::kWarning,
+                      fmt::format("{} | inference_time was not set. Inference time will be "
+                                  "incorrect! To correctly compare runtimes, please set the "
+                                  "inference_time property in the infer() function",
+                                  pad_name(name_)));
+  return inference_time_;
+}
+
+void check_feed(const std::string& runner_name, const TensorMap& feed,
+                const TensorMetadata& expected) {
+  std::vector<std::string> missing, extra;
+  for (const auto& meta : expected)
+    if (!feed.contains(meta.name)) missing.push_back(meta.name);
+  for (const auto& [name, t] : feed)
+    if (!expected.find(name)) extra.push_back(name);
+  auto note = [&] {
+    return fmt::format("Note: All inputs are: {}, but inputs provided were: {}",
+                       name_set(expected.names()), name_set(feed.names()));
+  };
+  if (!missing.empty())
+    logger().critical("The following inputs were not found in input data: {}.\n{}",
+                      name_set(missing), note());
+  if (!extra.empty())
+    logger().critical("Extra inputs in input data: {}.\n{}", name_set(extra), note());
+
+  for (const auto& [name, t] : feed) {
+    const TensorMeta* meta = expected.find(name);
+    if (meta->dtype && *meta->dtype != t.dtype())
+      logger().critical("Input tensor: {} | Received unexpected dtype: {}.\nNote: Expected type: {}",
+                        name, dtype_name(t.dtype()), dtype_name(*meta->dtype));
+    if (meta->shape && !dims_accept(*meta->shape, t.shape()))
+      logger().critical(
+          "Input tensor: {} | Received incompatible shape: {}.\nNote: Expected a shape "
+          "compatible with: {}",
+          name, shape_str(t.shape()), dims_str(*meta->shape));
+  }
+  (void)runner_name;
+}
+
+}  // namespace parity

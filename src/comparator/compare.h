@@ -1,0 +1,55 @@
+// Compare functions (Polygraphy's CompareFunc). A compare function takes two iteration
+// results and returns one OutputCompareResult per compared output, logging the report.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "comparator/struct.h"
+
+namespace parity {
+
+// A value that may differ per output: `values[""]` is the default for outputs not named.
+template <typename T>
+struct PerOutput {
+  std::map<std::string, T> values;
+  PerOutput() = default;
+  PerOutput(T v) { values[""] = v; }  // NOLINT: implicit by design
+  // Exact name, then the "" default, then `fallback`.
+  T get(const std::string& name, T fallback) const {
+    if (auto it = values.find(name); it != values.end()) return it->second;
+    if (auto it = values.find(""); it != values.end()) return it->second;
+    return fallback;
+  }
+};
+
+enum class ErrorStat { kElemwise, kMax, kMean, kMedian, kQuantile };
+std::string_view error_stat_name(ErrorStat s);
+// Throws UsageError "Invalid choice for check_error_stat: X. Note: Valid choices are: [...]".
+ErrorStat error_stat_from_name(std::string_view name);
+
+using CompareFunc =
+    std::function<IterationCompareResult(const IterationResult&, const IterationResult&)>;
+
+struct SimpleCompareOptions {
+  bool check_shapes = true;
+  PerOutput<double> rtol = 1e-5;
+  PerOutput<double> atol = 1e-5;
+  bool fail_fast = false;
+  PerOutput<ErrorStat> check_error_stat = ErrorStat::kElemwise;
+  bool infinities_compare_equal = false;
+  PerOutput<double> error_quantile = 0.99;
+};
+
+struct IndicesCompareOptions {
+  PerOutput<int64_t> index_tolerance = int64_t{0};
+  bool fail_fast = false;
+};
+
+namespace compare_func {
+CompareFunc simple(SimpleCompareOptions options = {});
+CompareFunc indices(IndicesCompareOptions options = {});
+}  // namespace compare_func
+
+}  // namespace parity

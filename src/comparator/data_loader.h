@@ -1,0 +1,84 @@
+// DataLoader: generates feed dicts exactly as Polygraphy's does, bit for bit for the same seed
+// (NumPy RandomState: MT19937, random_sample, randint). Iteration i uses seed + i.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comparator/compare.h"
+#include "core/metadata.h"
+#include "core/tensor.h"
+
+namespace parity {
+
+struct ValueRange {
+  std::optional<double> min, max;  // nullopt = the default (0 / 1) for that end
+};
+
+struct DataLoaderOptions {
+  uint32_t seed = 1;
+  int64_t iterations = 1;
+  // Per-input range; key "" is the default for inputs not named. Default [0, 1].
+  std::map<std::string, ValueRange> val_range;
+  // User-given shapes and dtypes (--input-shapes); names may use fnmatch wildcards.
+  TensorMetadata input_metadata;
+};
+
+// Anything that yields feed dicts: generated data, loaded files, a user's script.
+class FeedSource {
+ public:
+  virtual ~FeedSource() = default;
+  // Called with the first runner's input metadata before any feed is requested.
+  virtual void set_input_metadata(const TensorMetadata& metadata) {}
+  // The number of feeds, when known in advance.
+  virtual std::optional<size_t> size() const = 0;
+  // Feed i; nullopt past the end.
+  virtual std::optional<TensorMap> get(size_t i) = 0;
+};
+
+class DataLoader : public FeedSource {
+ public:
+  explicit DataLoader(DataLoaderOptions options = {});
+  void set_input_metadata(const TensorMetadata& metadata) override;
+  std::optional<size_t> size() const override { return static_cast<size_t>(options_.iterations); }
+  std::optional<TensorMap> get(size_t i) override;
+
+ private:
+  DataLoaderOptions options_;
+  TensorMetadata metadata_;
+};
+
+// A fixed list of feeds (from --load-inputs, or given through the API).
+class FeedList : public FeedSource {
+ public:
+  explicit FeedList(std::vector<TensorMap> feeds) : feeds_(std::move(feeds)) {}
+  std::optional<size_t> size() const override { return feeds_.size(); }
+  std::optional<TensorMap> get(size_t i) override {
+    if (i >= feeds_.size()) return std::nullopt;
+    return feeds_[i];
+  }
+
+ private:
+  std::vector<TensorMap> feeds_;
+};
+
+// NumPy's RandomState, enough of it to reproduce Polygraphy's inputs.
+class NumpyRandomState {
+ public:
+  explicit NumpyRandomState(uint32_t seed);
+  uint32_t next_uint32();
+  double random_sample();  // [0, 1), 53 bits from two draws
+  // randint(low, high) for an exclusive high, with NumPy's masked rejection for the given dtype.
+  int64_t randint(int64_t low, int64_t high, DataType dtype);
+
+ private:
+  uint32_t state_[624];
+  int index_ = 624;
+};
+
+}  // namespace parity

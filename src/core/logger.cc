@@ -1,0 +1,139 @@
+#include "core/logger.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+
+namespace parity {
+
+namespace {
+
+std::string_view prefix_of(Severity s) {
+  if (s >= Severity::kCritical) return "[!] ";
+  if (s >= Severity::kError) return "[E] ";
+  if (s >= Severity::kWarning) return "[W] ";
+  if (s >= Severity::kInfo) return "[I] ";
+  if (s >= Severity::kVerbose) return "[V] ";
+  if (s >= Severity::kExtraVerbose) return "[X] ";
+  if (s >= Severity::kSuperVerbose) return "[S] ";
+  return "[U] ";
+}
+
+// ANSI colours as Polygraphy uses them per severity.
+std::string_view color_of(Severity s) {
+  if (s >= Severity::kCritical) return "\033[1;31m";
+  if (s >= Severity::kError) return "\033[31m";
+  if (s >= Severity::kWarning) return "\033[33m";
+  if (s >= Severity::kFinish) return "\033[32m";
+  if (s >= Severity::kStart) return "\033[36m";
+  if (s >= Severity::kInfo) return "";
+  return "\033[2m";
+}
+
+}  // namespace
+
+Severity severity_from_count(int n) {
+  if (n >= 4) return Severity::kUltraVerbose;
+  switch (n) {
+    case 3: return Severity::kSuperVerbose;
+    case 2: return Severity::kExtraVerbose;
+    case 1: return Severity::kVerbose;
+    case 0: return Severity::kInfo;
+    case -1: return Severity::kStart;
+    case -2: return Severity::kFinish;
+    case -3: return Severity::kWarning;
+    case -4: return Severity::kError;
+    default: return Severity::kCritical;
+  }
+}
+
+std::optional<Severity> severity_from_name(std::string_view name) {
+  std::string n(name);
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::toupper(c); });
+  static const std::pair<const char*, Severity> kNames[] = {
+      {"ULTRA_VERBOSE", Severity::kUltraVerbose}, {"SUPER_VERBOSE", Severity::kSuperVerbose},
+      {"EXTRA_VERBOSE", Severity::kExtraVerbose}, {"VERBOSE", Severity::kVerbose},
+      {"INFO", Severity::kInfo},                  {"START", Severity::kStart},
+      {"FINISH", Severity::kFinish},              {"WARNING", Severity::kWarning},
+      {"ERROR", Severity::kError},                {"CRITICAL", Severity::kCritical}};
+  for (const auto& [k, v] : kNames)
+    if (n == k) return v;
+  return std::nullopt;
+}
+
+Logger& Logger::get() {
+  static Logger instance;
+  return instance;
+}
+
+Logger::Logger() { colors_ = isatty(fileno(stdout)) != 0; }
+
+void Logger::set_log_file(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) fail("failed to open log file '{}': the folder must exist and be writable", path);
+  std::lock_guard lock(mutex_);
+  log_file_.reset(f);
+}
+
+void Logger::set_sink(std::function<void(Severity, const std::string&)> sink) {
+  std::lock_guard lock(mutex_);
+  sink_ = std::move(sink);
+}
+
+void Logger::reset_sink() {
+  std::lock_guard lock(mutex_);
+  sink_ = nullptr;
+}
+
+void Logger::log(Severity s, std::string_view message) {
+  if (!enabled(s)) return;
+  // Continuation lines line up under the text after "[I] ", plus the indent.
+  std::string pad(4 + 4 * static_cast<size_t>(indent_), ' ');
+  std::string body;
+  body.reserve(message.size() + 16);
+  body.append(pad.data() + 4, pad.size() - 4);
+  for (char c : message) {
+    body.push_back(c);
+    if (c == '\n') body.append(pad);
+  }
+  std::string line = std::string(prefix_of(s)) + body;
+
+  std::lock_guard lock(mutex_);
+  if (sink_) {
+    sink_(s, line);
+    return;
+  }
+  if (colors_ && !color_of(s).empty())
+    std::fprintf(stdout, "%s%s\033[0m\n", std::string(color_of(s)).c_str(), line.c_str());
+  else
+    std::fprintf(stdout, "%s\n", line.c_str());
+  std::fflush(stdout);
+  if (log_file_) {
+    std::fprintf(log_file_.get(), "%s\n", line.c_str());
+    std::fflush(log_file_.get());
+  }
+}
+
+void Logger::log_once(Severity s, std::string_view message) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!seen_once_.insert(std::string(message)).second) return;
+  }
+  log(s, message);
+}
+
+void Logger::critical_message(const std::string& message) { throw Error(message); }
+
+Logger::Indent::Indent(int levels) : levels_(levels) { Logger::get().indent_ += levels_; }
+Logger::Indent::~Indent() { Logger::get().indent_ -= levels_; }
+
+std::string pad_name(std::string_view name) {
+  std::string s(name);
+  if (s.size() < 35) s.append(35 - s.size(), ' ');
+  return s;
+}
+
+}  // namespace parity

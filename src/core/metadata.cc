@@ -1,0 +1,71 @@
+#include "core/metadata.h"
+
+#include <fmt/format.h>
+
+namespace parity {
+
+std::string dims_str(const DimList& dims) {
+  std::vector<std::string> parts;
+  for (const Dim& d : dims) {
+    if (d.is_fixed()) parts.push_back(std::to_string(d.value));
+    else if (d.is_symbolic()) parts.push_back(fmt::format("'{}'", d.param));
+    else parts.push_back("-1");
+  }
+  if (parts.size() == 1) return fmt::format("({},)", parts[0]);
+  return fmt::format("({})", fmt::join(parts, ", "));
+}
+
+DimList dims_from_shape(const Shape& shape) {
+  DimList r;
+  for (int64_t d : shape) r.push_back(Dim::fixed(d));
+  return r;
+}
+
+bool dims_are_fixed(const DimList& dims) {
+  for (const Dim& d : dims)
+    if (!d.is_fixed()) return false;
+  return true;
+}
+
+bool dims_accept(const DimList& dims, const Shape& shape) {
+  if (dims.size() != shape.size()) return false;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i].is_fixed() && dims[i].value != shape[i]) return false;
+  return true;
+}
+
+TensorMetadata& TensorMetadata::add(std::string name, std::optional<DataType> dtype,
+                                    std::optional<DimList> shape) {
+  for (auto& e : entries_)
+    if (e.name == name) {
+      e.dtype = dtype;
+      e.shape = std::move(shape);
+      return *this;
+    }
+  entries_.push_back(TensorMeta{std::move(name), dtype, std::move(shape)});
+  return *this;
+}
+
+const TensorMeta* TensorMetadata::find(const std::string& name) const {
+  for (const auto& e : entries_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::vector<std::string> TensorMetadata::names() const {
+  std::vector<std::string> r;
+  for (const auto& e : entries_) r.push_back(e.name);
+  return r;
+}
+
+std::string TensorMetadata::str() const {
+  std::vector<std::string> parts;
+  for (const auto& e : entries_) {
+    std::string dtype = e.dtype ? std::string(dtype_name(*e.dtype)) : "None";
+    std::string shape = e.shape ? dims_str(*e.shape) : "None";
+    parts.push_back(fmt::format("{} [dtype={}, shape={}]", e.name, dtype, shape));
+  }
+  return fmt::format("{{{}}}", fmt::join(parts, ",\n "));
+}
+
+}  // namespace parity

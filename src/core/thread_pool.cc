@@ -1,0 +1,145 @@
+#include "core/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace parity {
+
+namespace {
+
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool pool;
+    return pool;
+  }
+
+  void set_threads(int n) {
+    std::lock_guard run_lock(run_mutex_);
+    stop_workers();
+    requested_ = n;
+  }
+
+  int threads() const {
+    if (requested_ > 0) return requested_;
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+
+  void run(int64_t chunks, const std::function<void(int64_t)>& body) {
+    int want = std::min<int64_t>(threads(), chunks);
+    if (want <= 1) {
+      for (int64_t c = 0; c < chunks; ++c) body(c);
+      return;
+    }
+    // One parallel region at a time; a nested parallel_for runs inline.
+    std::unique_lock run_lock(run_mutex_, std::try_to_lock);
+    if (!run_lock.owns_lock() || in_worker_) {
+      for (int64_t c = 0; c < chunks; ++c) body(c);
+      return;
+    }
+    start_workers(threads() - 1);
+    {
+      std::lock_guard lock(mutex_);
+      body_ = &body;
+      total_ = chunks;
+      next_ = 0;
+      pending_ = static_cast<int>(workers_.size());
+      error_ = nullptr;
+      ++generation_;
+    }
+    cv_.notify_all();
+    work();
+    std::unique_lock lock(mutex_);
+    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    body_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  ~Pool() { stop_workers(); }
+
+ private:
+  void work() {
+    for (;;) {
+      int64_t c = next_.fetch_add(1);
+      if (c >= total_) return;
+      try {
+        (*body_)(c);
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        next_ = total_;
+      }
+    }
+  }
+
+  void start_workers(int n) {
+    if (static_cast<int>(workers_.size()) == n) return;
+    stop_workers();
+    stopping_ = false;
+    for (int i = 0; i < n; ++i)
+      workers_.emplace_back([this] {
+        in_worker_ = true;
+        uint64_t seen = 0;
+        for (;;) {
+          {
+            std::unique_lock lock(mutex_);
+            cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+            if (stopping_) return;
+            seen = generation_;
+          }
+          work();
+          std::lock_guard lock(mutex_);
+          if (--pending_ == 0) done_cv_.notify_all();
+        }
+      });
+  }
+
+  void stop_workers() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+  }
+
+  int requested_ = 0;
+  std::mutex run_mutex_;
+  std::mutex mutex_;
+  std::condition_variable cv_, done_cv_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
+  uint64_t generation_ = 0;
+  const std::function<void(int64_t)>* body_ = nullptr;
+  std::atomic<int64_t> next_{0};
+  int64_t total_ = 0;
+  int pending_ = 0;
+  std::exception_ptr error_;
+  static thread_local bool in_worker_;
+};
+
+thread_local bool Pool::in_worker_ = false;
+
+}  // namespace
+
+void set_num_threads(int n) { Pool::get().set_threads(n); }
+int num_threads() { return Pool::get().threads(); }
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  int64_t chunks = (n + grain - 1) / grain;
+  if (chunks == 1) {
+    fn(0, n);
+    return;
+  }
+  Pool::get().run(chunks, [&](int64_t c) { fn(c * grain, std::min(n, (c + 1) * grain)); });
+}
+
+}  // namespace parity

@@ -1,0 +1,23 @@
+// ONNX loaders (Polygraphy's backend/onnx/loader.py names).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/loader.h"
+#include "onnx/model_io.h"
+
+namespace parity {
+
+using ModelPtr = std::shared_ptr<ir::Model>;
+
+Loader<ModelPtr> OnnxFromPath(std::string path, onnx_io::LoadOptions options = {});
+Loader<ModelPtr> OnnxFromBytes(Loader<std::string> bytes, onnx_io::LoadOptions options = {});
+Loader<std::string> BytesFromOnnx(Loader<ModelPtr> model);
+Loader<ModelPtr> ModifyOutputs(Loader<ModelPtr> model, std::vector<std::string> outputs,
+                               bool mark_all, std::vector<std::string> exclude = {});
+// The graph the reference backend runs (the model itself: Parity's IR is already a graph).
+inline Loader<ModelPtr> GraphFromOnnx(Loader<ModelPtr> model) { return model; }
+
+}  // namespace parity
