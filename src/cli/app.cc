@@ -1,12 +1,104 @@
 #include "cli/app.h"
 
+#include <chrono>
 #include <cstdio>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/inspect.h"
+#include "cli/run.h"
+#include "core/error.h"
+#include "core/logger.h"
 
 namespace parity::cli {
 
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  std::fprintf(stderr, "usage: parity {run,inspect} ...\n");
-  return 2;
+  CLI::App app{"Parity: run an ONNX model on several backends and compare the results.",
+               "parity"};
+  app.set_version_flag("--version", std::string("parity ") + PARITY_VERSION);
+  app.require_subcommand(1);
+
+  RunArgs run_args;
+  CLI::App* run = setup_run(app, run_args);
+
+  CLI::App* inspect = app.add_subcommand("inspect", "Display information about models and data.");
+  inspect->require_subcommand(1);
+  InspectModelArgs model_args;
+  CLI::App* inspect_model = setup_inspect_model(*inspect, model_args);
+  InspectDataArgs data_args;
+  CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "[!] %s\n    Run '%s --help' for usage.\n", e.what(),
+                 argc > 1 ? (std::string(argv[0]) + " " + argv[1]).c_str() : argv[0]);
+    return kExitUsage;
+  }
+
+  const LoggingArgs* logging = run->parsed()             ? &run_args.logging
+                               : inspect_model->parsed() ? &model_args.logging
+                                                         : &data_args.logging;
+  std::string command = command_line(argc, argv);
+  auto start = std::chrono::steady_clock::now();
+  auto runtime = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  int status = 0;
+  try {
+    apply_logging_args(*logging);
+    logger().start("RUNNING | Command: {}", command);
+    if (run->parsed()) {
+      collect_runner_order(*run, run_args);
+      status = run_run(run_args);
+    } else if (inspect_model->parsed()) {
+      status = run_inspect_model(model_args);
+    } else {
+      status = run_inspect_data(data_args);
+    }
+  } catch (const UsageError& e) {
+    logger().log(Severity::kCritical, e.what());
+    return kExitUsage;
+  } catch (const Error& e) {
+    logger().log(Severity::kCritical, e.what());
+    status = kExitFailed;
+  } catch (const std::bad_alloc&) {
+    logger().log(Severity::kCritical,
+                 "Parity ran out of memory. Try fewer iterations, smaller input shapes, or "
+                 "fewer marked outputs.");
+    status = kExitFailed;
+  } catch (const std::exception& e) {
+    logger().log(Severity::kCritical, std::string("Unexpected error: ") + e.what());
+    status = kExitFailed;
+  }
+  if (status == 0)
+    logger().finish("PASSED | Runtime: {:.3f}s | Command: {}", runtime(), command);
+  else
+    logger().error("FAILED | Runtime: {:.3f}s | Command: {}", runtime(), command);
+  return status;
 }
 
 }  // namespace parity::cli

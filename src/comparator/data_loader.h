@@ -51,6 +51,7 @@ class DataLoader : public FeedSource {
  private:
   DataLoaderOptions options_;
   TensorMetadata metadata_;
+  bool has_model_metadata_ = false;  // until set, the user's metadata describes the inputs
 };
 
 // A fixed list of feeds (from --load-inputs, or given through the API).
@@ -72,9 +73,16 @@ class NumpyRandomState {
  public:
   explicit NumpyRandomState(uint32_t seed);
   uint32_t next_uint32();
+  uint64_t next_uint64();  // two draws, the first one high
   double random_sample();  // [0, 1), 53 bits from two draws
+  void random_sample_fill(double* out, size_t count);
   // randint(low, high) for an exclusive high, with NumPy's masked rejection for the given dtype.
   int64_t randint(int64_t low, int64_t high, DataType dtype);
+  // One randint call filling `count` elements of `dtype` (bool or an integer type) at `out`:
+  // NumPy's random_bounded_*_fill with offset `off` and inclusive span `rng`, both already
+  // reduced modulo 2^64 (values are off + [0, rng], wrapping at the dtype's width). 8- and
+  // 16-bit types and bool split 32-bit draws into pieces, as NumPy does.
+  void bounded_fill(DataType dtype, uint64_t off, uint64_t rng, void* out, size_t count);
 
  private:
   uint32_t state_[624];

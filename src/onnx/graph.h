@@ -95,6 +95,9 @@ struct Model {
   std::map<std::string, int64_t> opsets;  // domain ("" for ONNX) -> version
   std::string producer_name, producer_version, doc_string;
   std::string path;  // the file it was loaded from, if any
+  // The folder external data locations are relative to (the model's folder, or the
+  // --external-data-dir it was loaded with).
+  std::string external_data_dir;
   Graph graph;
 
   // The parsed protobuf, with external data left where it was (needed to hand the model to

@@ -1,0 +1,32 @@
+// `parity inspect model` and `parity inspect data`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/args.h"
+
+namespace parity::cli {
+
+struct InspectModelArgs {
+  LoggingArgs logging;
+  ModelArgs model;
+  std::vector<std::string> show;  // layers, attrs, weights
+};
+
+struct InspectDataArgs {
+  LoggingArgs logging;
+  std::string path;
+  bool all = false;
+  bool show_values = false;
+  bool histogram = false;
+};
+
+CLI::App* setup_inspect_model(CLI::App& inspect, InspectModelArgs& args);
+CLI::App* setup_inspect_data(CLI::App& inspect, InspectDataArgs& args);
+int run_inspect_model(const InspectModelArgs& args);
+int run_inspect_data(const InspectDataArgs& args);
+
+}  // namespace parity::cli

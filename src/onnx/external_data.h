@@ -1,0 +1,46 @@
+// External data: initializers whose bytes live in files beside the model. Each file is mapped
+// once per model and tensors borrow their slice of the mapping, so a multi-gigabyte model is
+// not copied into memory. Locations are checked so that a model cannot read outside its folder.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace parity::onnx_io {
+
+// A read-only view of a whole file, unmapped when the last tensor using it goes away.
+struct MappedFile {
+  std::string path;
+  void* data = nullptr;
+  size_t size = 0;
+
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+};
+
+class ExternalDataStore {
+ public:
+  // `dir` is the folder locations are relative to (the model's folder or --external-data-dir).
+  explicit ExternalDataStore(std::string dir) : dir_(std::move(dir)) {}
+
+  // The tensor `proto` (data_location EXTERNAL) describes, borrowing the mapped file when its
+  // offset is aligned for the element type, copying otherwise.
+  Tensor load(const ::onnx::TensorProto& proto, DataType dtype, const Shape& shape);
+
+ private:
+  std::shared_ptr<MappedFile> map(const std::string& location, const std::string& tensor_name);
+
+  std::string dir_;
+  std::map<std::string, std::shared_ptr<MappedFile>> files_;  // by resolved path
+};
+
+}  // namespace parity::onnx_io

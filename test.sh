@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds Parity if needed and runs the whole test suite: the C++ tests (ctest), which include
+# the ONNX conformance harness and the CLI tests. Ends with one "N passed, N failed" line.
+set -uo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+BUILD=${PARITY_BUILD_DIR:-$ROOT/build}
+JOBS=${PARITY_JOBS:-$(nproc)}
+
+scripts/install-deps.sh || exit 1
+scripts/install-onnxruntime.sh 1.30.0 >/dev/null || exit 1
+scripts/install-onnxruntime.sh 1.17.0 >/dev/null || exit 1
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release || exit 1
+fi
+cmake --build "$BUILD" -j"$JOBS" || exit 1
+
+log=$(mktemp)
+ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS" 2>&1 | tee "$log"
+ctest_status=${PIPESTATUS[0]}
+
+# ctest's own summary: "NN% tests passed, F tests failed out of T".
+summary=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+rm -f "$log"
+total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<< "$summary")
+failed=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<< "$summary")
+if [ -z "$summary" ]; then
+  echo "tests: 0 passed, 1 failed"
+  exit 1
+fi
+echo "tests: $((total - failed)) passed, $failed failed"
+[ "$ctest_status" -eq 0 ] && [ "$failed" -eq 0 ]
