@@ -108,6 +108,37 @@ void collect_reads(const Node& node, std::vector<std::string>& out) {
   }
 }
 
+// Names the nodes of one cycle among the nodes Kahn's algorithm could not sort. Every such
+// node waits on at least one other unsorted node, so walking back along those dependencies
+// must revisit a node; the walk from that node on is a cycle. Downstream nodes that merely
+// wait on the cycle are left out.
+std::string describe_cycle(const Graph& graph, const std::vector<std::set<size_t>>& deps,
+                           const std::vector<size_t>& pending) {
+  size_t start = 0;
+  while (pending[start] == 0) ++start;
+  std::vector<size_t> path;
+  std::unordered_map<size_t, size_t> position;
+  size_t cur = start;
+  while (!position.count(cur)) {
+    position[cur] = path.size();
+    path.push_back(cur);
+    for (size_t d : deps[cur])
+      if (pending[d] > 0) {
+        cur = d;
+        break;
+      }
+  }
+  // path[position[cur]..] walks against the data flow; reverse it and start at the node
+  // that comes first in the file so the message is stable.
+  std::vector<size_t> cycle(path.begin() + static_cast<std::ptrdiff_t>(position[cur]), path.end());
+  std::reverse(cycle.begin(), cycle.end());
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+  std::vector<std::string> names;
+  for (size_t i : cycle) names.push_back(fmt::format("'{}'", graph.nodes[i].name));
+  names.push_back(names.front());
+  return fmt::format("{}", fmt::join(names, " -> "));
+}
+
 }  // namespace
 
 void toposort(Graph& graph) {
@@ -118,18 +149,24 @@ void toposort(Graph& graph) {
 
   std::unordered_map<std::string, size_t> producer;
   for (size_t i = 0; i < n; ++i)
-    for (const auto& o : graph.nodes[i].outputs)
-      if (!o.empty()) producer[o] = i;
+    for (const auto& o : graph.nodes[i].outputs) {
+      if (o.empty()) continue;
+      auto [it, inserted] = producer.emplace(o, i);
+      if (!inserted)
+        fail("failed to load node '{}' ({}) with output '{}': node '{}' already produces that "
+             "tensor; every tensor of an ONNX graph has exactly one producer",
+             graph.nodes[i].name, graph.nodes[i].op_type, o, graph.nodes[it->second].name);
+    }
 
   std::vector<std::vector<size_t>> consumers(n);
+  std::vector<std::set<size_t>> deps(n);
   std::vector<size_t> pending(n, 0);
   for (size_t i = 0; i < n; ++i) {
     std::vector<std::string> reads;
     collect_reads(graph.nodes[i], reads);
-    std::set<size_t> deps;
     for (const auto& r : reads) {
       if (auto it = producer.find(r); it != producer.end()) {
-        deps.insert(it->second);
+        deps[i].insert(it->second);
       } else if (!visible_from_outside(graph, r, available)) {
         const Node& node = graph.nodes[i];
         fail("failed to load node '{}' ({}) with input '{}': no node, graph input or "
@@ -137,12 +174,16 @@ void toposort(Graph& graph) {
              node.name, node.op_type, r);
       }
     }
-    for (size_t d : deps) {
-      if (d == i) continue;
+    for (size_t d : deps[i]) {  // a node reading its own output is a cycle of one
       consumers[d].push_back(i);
       ++pending[i];
     }
   }
+  for (const auto& o : graph.outputs)
+    if (!producer.count(o.name) && !visible_from_outside(graph, o.name, available))
+      fail("failed to load output '{}' of graph '{}': no node, graph input or initializer "
+           "produces that tensor",
+           o.name, graph.name);
 
   // Kahn's algorithm, always taking the earliest ready node in file order (stable).
   std::set<size_t> ready;
@@ -157,14 +198,10 @@ void toposort(Graph& graph) {
     for (size_t c : consumers[i])
       if (--pending[c] == 0) ready.insert(c);
   }
-  if (order.size() != n) {
-    std::vector<std::string> cycle;
-    for (size_t i = 0; i < n; ++i)
-      if (pending[i] > 0) cycle.push_back(fmt::format("'{}'", graph.nodes[i].name));
-    fail("failed to sort the nodes of graph '{}': the graph has a cycle through nodes [{}]; "
-         "an ONNX graph must be acyclic",
-         graph.name, fmt::join(cycle, ", "));
-  }
+  if (order.size() != n)
+    fail("failed to sort the nodes of graph '{}': the graph has a cycle {}; an ONNX graph must "
+         "be acyclic",
+         graph.name, describe_cycle(graph, deps, pending));
   std::vector<Node> sorted;
   sorted.reserve(n);
   for (size_t i : order) sorted.push_back(std::move(graph.nodes[i]));

@@ -1,0 +1,32 @@
+#include "onnx/loaders.h"
+
+namespace parity {
+
+Loader<ModelPtr> OnnxFromPath(std::string path, onnx_io::LoadOptions options) {
+  return Loader<ModelPtr>([path = std::move(path), options = std::move(options)] {
+    return onnx_io::load_model(path, options);
+  });
+}
+
+Loader<ModelPtr> OnnxFromBytes(Loader<std::string> bytes, onnx_io::LoadOptions options) {
+  return Loader<ModelPtr>([bytes = std::move(bytes), options = std::move(options)] {
+    // Bytes have no folder of their own: external data is looked up in the given folder or
+    // the working directory.
+    return onnx_io::load_model_from_bytes(bytes(), options, ".");
+  });
+}
+
+Loader<std::string> BytesFromOnnx(Loader<ModelPtr> model) {
+  return Loader<std::string>(
+      [model = std::move(model)] { return onnx_io::serialize_model(*model()); });
+}
+
+Loader<ModelPtr> ModifyOutputs(Loader<ModelPtr> model, std::vector<std::string> outputs,
+                               bool mark_all, std::vector<std::string> exclude) {
+  return Loader<ModelPtr>([model = std::move(model), outputs = std::move(outputs), mark_all,
+                           exclude = std::move(exclude)] {
+    return onnx_io::modify_outputs(*model(), outputs, mark_all, exclude);
+  });
+}
+
+}  // namespace parity
