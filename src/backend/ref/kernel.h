@@ -82,14 +82,20 @@ class OpContext {
   const ir::Node& node_;
   int64_t opset_;
   const ir::Graph& graph_;
+  // Tensors made from a Constant node's value_float/value_ints/... attributes.
+  mutable std::vector<std::shared_ptr<Tensor>> owned_constants_;
 };
 
 class Executor;
+class Frame;  // the executor's values of the graph being run (defined in executor.h)
 
 // What a kernel has while running: its node (for messages) and a way to run subgraphs.
 class RunContext {
  public:
   RunContext(const ir::Node& node, Executor* executor) : node_(node), executor_(executor) {}
+  // `frame` holds the values the node can see, so that a body it runs can read them.
+  RunContext(const ir::Node& node, Executor* executor, Frame* frame)
+      : node_(node), executor_(executor), frame_(frame) {}
   const ir::Node& node() const { return node_; }
 
   // Runs a control-flow body with these inputs (in the body's input order); the body can read
@@ -106,6 +112,7 @@ class RunContext {
  private:
   const ir::Node& node_;
   Executor* executor_;
+  Frame* frame_ = nullptr;
 };
 
 class Kernel {

@@ -1,0 +1,41 @@
+// PluginRefRunner: the reference backend behind the Runner contract (Polygraphy's
+// `pluginref` runner, with every op of the registry instead of three).
+//
+//   PluginRefRunner runner(OnnxFromPath("model.onnx"));
+//   RunnerActivation active(runner);
+//   TensorMap outputs = runner.infer(feed);
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend/loader.h"
+#include "backend/ref/executor.h"
+#include "backend/runner.h"
+#include "onnx/loaders.h"
+
+namespace parity {
+
+class PluginRefRunner : public Runner {
+ public:
+  // An empty name gets the default "pluginref-runner-N<k>-<date>-<time>".
+  explicit PluginRefRunner(Loader<ModelPtr> model, std::string name = "");
+  ~PluginRefRunner() override;
+
+  // The executor built by activate(), for what the Runner interface does not offer (an
+  // observer, extra outputs). Throws Error when the runner is not active.
+  ref::Executor& executor();
+
+ protected:
+  void activate_impl() override;
+  void deactivate_impl() override;
+  TensorMetadata input_metadata_impl() override;
+  TensorMap infer_impl(const TensorMap& feed) override;
+
+ private:
+  Loader<ModelPtr> model_loader_;
+  ModelPtr model_;
+  std::unique_ptr<ref::Executor> executor_;
+};
+
+}  // namespace parity
