@@ -18,6 +18,9 @@ std::string format_repr(double v);
 // Python's str(list_of_str): "['a', 'b']".
 std::string format_name_list(const std::vector<std::string>& names);
 
+// NumPy's str() of one element of type `dtype` held in a double: "3", "2.5", "1e-07", "True".
+std::string numpy_scalar_str(double v, DataType dtype);
+
 // NumPy's str(array) with default print options (precision 8, 75 columns, no summarisation
 // below 1000 elements): "[0.   0.1  0.5 ]", "[[1 2]\n [3 4]]", "[ True False]".
 // Element types NumPy lacks (bfloat16, float8, int4) print like NumPy's nearest kin.

@@ -1,5 +1,6 @@
 #include "comparator/numeric.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
