@@ -3,6 +3,7 @@
 // type's rules for NaN, infinity, subnormals and saturation (see the ONNX Cast specification).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace parity {

@@ -134,9 +134,10 @@ void check_float8(const Spec& spec) {
     for (bool sat : {true, false}) {
       uint32_t want = o.convert(x, sat);
       EXPECT_EQ(F8::from_double(x, sat).bits, want) << fmt::format("x={:a} saturate={}", x, sat);
-      if (static_cast<double>(static_cast<float>(x)) == x || std::isnan(x))
+      if (static_cast<double>(static_cast<float>(x)) == x || std::isnan(x)) {
         EXPECT_EQ(F8::from_float(static_cast<float>(x), sat).bits, want)
             << fmt::format("x={:a} saturate={}", x, sat);
+      }
     }
   }
   // to_float is exact, and every pattern survives the round trip.
@@ -207,8 +208,10 @@ TEST(Float16, EveryPatternRoundTrips) {
     }
     ASSERT_EQ(float16::from_float(f).bits, b) << b;
     ASSERT_EQ(float16::from_double(f).bits, b) << b;
-    if ((b & 0x7C00) != 0x7C00) ASSERT_EQ(static_cast<double>(f), value_of(b & 0x7FFF, kHalfSpec)
-                                          * ((b & 0x8000) ? -1 : 1)) << b;
+    if ((b & 0x7C00) != 0x7C00) {
+      double want = value_of(b & 0x7FFF, kHalfSpec) * ((b & 0x8000) ? -1 : 1);
+      ASSERT_EQ(static_cast<double>(f), want) << b;
+    }
   }
 }
 
@@ -236,7 +239,7 @@ TEST(BFloat16, RoundsToNearestEvenFromTheBitDefinition) {
   // Every upper half with lower halves at and around the tie, and random ones.
   std::mt19937 rng(7);
   for (uint32_t hi = 0; hi < 65536; ++hi) {
-    for (uint32_t lo : {0u, 1u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, rng() & 0xFFFFu}) {
+    for (uint32_t lo : {0u, 1u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, static_cast<uint32_t>(rng() & 0xFFFFu)}) {
       float f = std::bit_cast<float>((hi << 16) | lo);
       if (std::isnan(f)) {
         uint16_t r = bfloat16::from_float(f).bits;
@@ -259,7 +262,7 @@ TEST(Float16, MatchesNumpyAstype) {
   TempDir dir;
   auto r = run_python(fmt::format(R"(
 import numpy as np
-d = {!r}
+d = '{}'
 rng = np.random.default_rng(20240601)
 h = np.arange(0x7C00, dtype=np.uint16).view(np.float16).astype(np.float64)
 mid = (h[:-1] + h[1:]) / 2
@@ -311,7 +314,7 @@ TEST(Float16, ToFloatMatchesNumpy) {
   TempDir dir;
   auto r = run_python(fmt::format(R"(
 import numpy as np
-np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32).tofile({!r})
+np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32).tofile('{}')
 )", dir.file("f")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto f = read_raw<float>(dir.file("f"));
