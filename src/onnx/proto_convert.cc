@@ -255,18 +255,39 @@ namespace {
 
 using AType = ir::Attribute::Type;
 
+// ONNX's AttributeType values mapped to the IR's; sparse tensors become dense tensors.
+std::optional<AType> attribute_type(int onnx_type) {
+  using P = ::onnx::AttributeProto;
+  switch (onnx_type) {
+    case P::UNDEFINED: return AType::kUndefined;
+    case P::FLOAT: return AType::kFloat;
+    case P::INT: return AType::kInt;
+    case P::STRING: return AType::kString;
+    case P::TENSOR: case P::SPARSE_TENSOR: return AType::kTensor;
+    case P::GRAPH: return AType::kGraph;
+    case P::TYPE_PROTO: return AType::kTypeProto;
+    case P::FLOATS: return AType::kFloats;
+    case P::INTS: return AType::kInts;
+    case P::STRINGS: return AType::kStrings;
+    case P::TENSORS: case P::SPARSE_TENSORS: return AType::kTensors;
+    case P::GRAPHS: return AType::kGraphs;
+    case P::TYPE_PROTOS: return AType::kTypeProtos;
+    default: return std::nullopt;
+  }
+}
+
 // Files written by old exporters may leave `type` unset; the populated field tells it.
 AType infer_attribute_type(const ::onnx::AttributeProto& a) {
   if (a.has_f()) return AType::kFloat;
   if (a.has_i()) return AType::kInt;
   if (a.has_s()) return AType::kString;
-  if (a.has_t()) return AType::kTensor;
+  if (a.has_t() || a.has_sparse_tensor()) return AType::kTensor;
   if (a.has_g()) return AType::kGraph;
   if (a.has_tp()) return AType::kTypeProto;
   if (a.floats_size()) return AType::kFloats;
   if (a.ints_size()) return AType::kInts;
   if (a.strings_size()) return AType::kStrings;
-  if (a.tensors_size()) return AType::kTensors;
+  if (a.tensors_size() || a.sparse_tensors_size()) return AType::kTensors;
   if (a.graphs_size()) return AType::kGraphs;
   if (a.type_protos_size()) return AType::kTypeProtos;
   return AType::kUndefined;
@@ -284,17 +305,20 @@ ir::Attribute attribute_from_proto(const ::onnx::AttributeProto& a, const ir::No
                                    ir::Graph& graph, const TensorSource& source) {
   ir::Attribute out;
   out.name = a.name();
-  int type = a.type();
-  if (type < 0 || type > static_cast<int>(AType::kTypeProtos))
+  const std::optional<AType> type = attribute_type(a.type());
+  if (!type)
     fail("failed to load attribute '{}' of node '{}' ({}) with type {}: the type must be one of "
          "ONNX's AttributeProto.AttributeType values 0-14",
-         a.name(), node.name, node.op_type, type);
-  out.type = type == 0 ? infer_attribute_type(a) : static_cast<AType>(type);
+         a.name(), node.name, node.op_type, static_cast<int>(a.type()));
+  out.type = *type == AType::kUndefined ? infer_attribute_type(a) : *type;
   switch (out.type) {
     case AType::kFloat: out.f = a.f(); break;
     case AType::kInt: out.i = a.i(); break;
     case AType::kString: out.s = a.s(); break;
-    case AType::kTensor: out.t = tensor_from_proto(a.t(), source); break;
+    case AType::kTensor:
+      out.t = a.has_sparse_tensor() ? tensor_from_sparse_proto(a.sparse_tensor(), source)
+                                    : tensor_from_proto(a.t(), source);
+      break;
     case AType::kGraph: out.g = subgraph_from_proto(a.g(), graph, source); break;
     case AType::kTypeProto: out.type_protos.push_back(value_type_from_proto(a.tp())); break;
     case AType::kFloats: out.floats.assign(a.floats().begin(), a.floats().end()); break;
@@ -302,6 +326,8 @@ ir::Attribute attribute_from_proto(const ::onnx::AttributeProto& a, const ir::No
     case AType::kStrings: out.strings.assign(a.strings().begin(), a.strings().end()); break;
     case AType::kTensors:
       for (const auto& t : a.tensors()) out.tensors.push_back(tensor_from_proto(t, source));
+      for (const auto& t : a.sparse_tensors())
+        out.tensors.push_back(tensor_from_sparse_proto(t, source));
       break;
     case AType::kGraphs:
       for (const auto& g : a.graphs()) out.graphs.push_back(subgraph_from_proto(g, graph, source));
