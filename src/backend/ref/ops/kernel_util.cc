@@ -10,6 +10,9 @@ void fail_unsupported_type(DataType dtype, std::string_view what,
                            const std::vector<DataType>& supported) {
   std::vector<std::string_view> names;
   for (DataType t : supported) names.push_back(dtype_name(t));
+  if (supported.empty())
+    fail("element type {} of {} is not supported; only types of a whole number of bytes are",
+         dtype_name(dtype), what);
   fail("element type {} of {} is not supported; supported types: [{}]", dtype_name(dtype), what,
        fmt::join(names, ", "));
 }
@@ -213,26 +216,19 @@ Reduction::Reduction(const Shape& in, std::vector<int64_t> axes, bool keepdims) 
   }
 }
 
-WindowAttrs read_window_attrs(const OpContext& ctx, std::vector<int64_t> kernel,
-                              bool with_ceil_mode) {
-  const size_t n = kernel.size();
+WindowAttrs read_window_attrs(const OpContext& ctx, bool with_ceil_mode) {
   WindowAttrs w;
-  for (int64_t k : kernel)
-    if (k < 1) ctx.fail("kernel shape [{}] has a size below 1", fmt::join(kernel, ", "));
-  w.kernel = std::move(kernel);
-  auto read = [&](const char* name, size_t count, int64_t dflt, int64_t min) {
-    std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(count, dflt));
-    if (v.size() != count)
-      ctx.fail("attribute '{}' has {} values; it must have {} for {} spatial dims", name,
-               v.size(), count, n);
+  auto read = [&](const char* name, int64_t min) {
+    std::vector<int64_t> v = ctx.attr_ints(name, {});
     for (int64_t x : v)
-      if (x < min) ctx.fail("attribute '{}' is [{}]; every value must be {} or more", name,
-                            fmt::join(v, ", "), min);
+      if (x < min)
+        ctx.fail("attribute '{}' is [{}]; every value must be {} or more", name,
+                 fmt::join(v, ", "), min);
     return v;
   };
-  w.strides = read("strides", n, 1, 1);
-  w.dilations = read("dilations", n, 1, 1);
-  w.pads = read("pads", 2 * n, 0, 0);
+  w.strides = read("strides", 1);
+  w.dilations = read("dilations", 1);
+  w.pads = read("pads", 0);
   std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") w.auto_pad = AutoPad::kNotSet;
   else if (auto_pad == "VALID") w.auto_pad = AutoPad::kValid;
@@ -246,21 +242,31 @@ WindowAttrs read_window_attrs(const OpContext& ctx, std::vector<int64_t> kernel,
   return w;
 }
 
-WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in_spatial) {
-  const size_t n = a.kernel.size();
-  PARITY_ENFORCE(in_spatial.size() == n, "{} spatial dims for a {}-D window", in_spatial.size(),
-                 n);
+WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in_spatial,
+                               const std::vector<int64_t>& kernel) {
+  const size_t n = in_spatial.size();
+  auto values = [&](const std::vector<int64_t>& v, const char* name, size_t count,
+                    int64_t dflt) {
+    if (v.empty()) return std::vector<int64_t>(count, dflt);
+    if (v.size() != count)
+      fail("attribute '{}' has {} values; it must have {} for an input with {} spatial dims",
+           name, v.size(), count, n);
+    return v;
+  };
   WindowGeometry g;
   g.in = in_spatial;
-  g.kernel = a.kernel;
-  g.strides = a.strides;
-  g.dilations = a.dilations;
+  g.kernel = values(kernel, "kernel_shape", n, 1);
+  g.strides = values(a.strides, "strides", n, 1);
+  g.dilations = values(a.dilations, "dilations", n, 1);
+  std::vector<int64_t> pads = values(a.pads, "pads", 2 * n, 0);
+  for (int64_t k : g.kernel)
+    if (k < 1) fail("kernel shape [{}] has a size below 1", fmt::join(g.kernel, ", "));
   g.out.resize(n);
   g.pad_begin.assign(n, 0);
   g.pad_end.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    const int64_t in = in_spatial[i], s = a.strides[i];
-    const int64_t extent = a.dilations[i] * (a.kernel[i] - 1) + 1;
+    const int64_t in = in_spatial[i], s = g.strides[i];
+    const int64_t extent = g.dilations[i] * (g.kernel[i] - 1) + 1;
     if (a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower) {
       g.out[i] = (in + s - 1) / s;
       int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + extent - in);
@@ -270,8 +276,8 @@ WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in_spatial) {
       continue;
     }
     if (a.auto_pad == AutoPad::kNotSet) {
-      g.pad_begin[i] = a.pads[i];
-      g.pad_end[i] = a.pads[i + n];
+      g.pad_begin[i] = pads[i];
+      g.pad_end[i] = pads[i + n];
     }
     int64_t span = in + g.pad_begin[i] + g.pad_end[i] - extent;
     if (span < 0)
@@ -279,11 +285,23 @@ WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in_spatial) {
            "[{}, {}]: the padded input must be at least as large as the window",
            extent, i, in, g.pad_begin[i], g.pad_end[i]);
     int64_t out = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    // A last window that would start in the end padding is dropped (ONNX, PyTorch).
     if (a.ceil_mode && (out - 1) * s >= in + g.pad_begin[i]) --out;
     g.out[i] = out;
   }
   return g;
+}
+
+WindowGeometry window_as_3d(const WindowGeometry& g) {
+  const size_t n = g.in.size();
+  if (n < 1 || n > 3)
+    fail("failed to slide a window over {} spatial dims: 1, 2 or 3 are supported", n);
+  auto lift = [&](const std::vector<int64_t>& v, int64_t fill) {
+    std::vector<int64_t> r(3 - n, fill);
+    r.insert(r.end(), v.begin(), v.end());
+    return r;
+  };
+  return {lift(g.in, 1),        lift(g.out, 1),     lift(g.kernel, 1),  lift(g.strides, 1),
+          lift(g.dilations, 1), lift(g.pad_begin, 0), lift(g.pad_end, 0)};
 }
 
 }  // namespace parity::ref

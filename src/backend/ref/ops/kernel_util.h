@@ -73,6 +73,26 @@ decltype(auto) dispatch(DataType dtype, F&& f, std::string_view what = "the inpu
   return dispatch_in(List{}, dtype, std::forward<F>(f), what);
 }
 
+// For kernels that only move elements (Transpose, Concat, Gather...): calls
+// f.template operator()<S>() with a storage type of the element's size (uint8_t, uint16_t,
+// uint32_t, uint64_t, Bytes16, or std::string for strings); read t.raw_data() as S. Sub-byte
+// types (int4, uint4) are refused with the error above.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+template <typename F>
+decltype(auto) dispatch_storage(DataType dtype, F&& f, std::string_view what = "the input") {
+  if (dtype == DataType::kString) return f.template operator()<std::string>();
+  switch (dtype_bits(dtype)) {
+    case 8: return f.template operator()<uint8_t>();
+    case 16: return f.template operator()<uint16_t>();
+    case 32: return f.template operator()<uint32_t>();
+    case 64: return f.template operator()<uint64_t>();
+    case 128: return f.template operator()<Bytes16>();
+    default: fail_unsupported_type(dtype, what, {});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Conversions: widen to the type math is done in, narrow back rounding once.
 
@@ -325,10 +345,9 @@ Tensor reduce(const Tensor& x, const Reduction& r, Acc init, Combine combine, Fi
 enum class AutoPad { kNotSet, kValid, kSameUpper, kSameLower };
 
 struct WindowAttrs {
-  std::vector<int64_t> kernel;     // spatial kernel size
-  std::vector<int64_t> strides;    // default 1
-  std::vector<int64_t> dilations;  // default 1
-  std::vector<int64_t> pads;       // [begin..., end...], default 0
+  // Each empty when the attribute is absent; window_geometry fills in the defaults (strides
+  // and dilations 1, pads 0) once the number of spatial dims is known.
+  std::vector<int64_t> strides, dilations, pads;  // pads: [begin..., end...]
   AutoPad auto_pad = AutoPad::kNotSet;
   bool ceil_mode = false;
 };
@@ -337,12 +356,16 @@ struct WindowGeometry {
   std::vector<int64_t> in, out, kernel, strides, dilations, pad_begin, pad_end;
 };
 
-// Reads auto_pad/strides/dilations/pads (and ceil_mode when `with_ceil_mode`) for a window of
-// `kernel.size()` spatial dims, checking their lengths and values.
-WindowAttrs read_window_attrs(const OpContext& ctx, std::vector<int64_t> kernel,
-                              bool with_ceil_mode);
-// Output sizes and effective pads for the input's spatial dims. With ceil_mode, a window
-// that would start in the end padding is dropped.
-WindowGeometry window_geometry(const WindowAttrs& attrs, const Shape& in_spatial);
+// Reads auto_pad, strides, dilations, pads (and ceil_mode when `with_ceil_mode`), checking
+// their values.
+WindowAttrs read_window_attrs(const OpContext& ctx, bool with_ceil_mode);
+// Output sizes and effective pads of a window of size `kernel` sliding over `in_spatial`;
+// checks the attribute lengths against the number of spatial dims. With ceil_mode, a last
+// window that would start in the end padding is dropped (ONNX's rule, as PyTorch's).
+WindowGeometry window_geometry(const WindowAttrs& attrs, const Shape& in_spatial,
+                               const std::vector<int64_t>& kernel);
+// The same geometry with leading dims of size 1 added up to 3 spatial dims, so one 3-D loop
+// serves 1-D, 2-D and 3-D windows. Throws for more than 3 spatial dims.
+WindowGeometry window_as_3d(const WindowGeometry& g);
 
 }  // namespace parity::ref

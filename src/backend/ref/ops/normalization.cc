@@ -1,0 +1,157 @@
+// Normalisation over spatial axes: InstanceNormalization and MeanVarianceNormalization.
+//
+// Both need a mean and a variance per group of elements. They come from one pass that sums
+// x - K and (x - K)^2 in double, with K the group's first element: shifting by a value close
+// to the mean keeps E[x^2] - E[x]^2 from cancelling catastrophically, and in exact arithmetic
+// the result is the same. Eight accumulators per sum, combined in a fixed order, keep the
+// loop fast and the bits independent of the thread count.
+#include <cmath>
+
+#include "backend/ref/ops/kernel_util.h"
+
+namespace parity::ref {
+namespace {
+
+struct Moments {
+  double mean = 0, var = 0;
+};
+
+// Mean and (population) variance of n contiguous values.
+template <typename T>
+Moments moments_contiguous(const T* x, int64_t n) {
+  if (n == 0) return {};
+  const double k = to_double(x[0]);
+  double s1[8] = {}, s2[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) {
+      double d = to_double(x[i + j]) - k;
+      s1[j] += d;
+      s2[j] += d * d;
+    }
+  for (int j = 0; i < n; ++i, ++j) {
+    double d = to_double(x[i]) - k;
+    s1[j] += d;
+    s2[j] += d * d;
+  }
+  double sum = ((s1[0] + s1[1]) + (s1[2] + s1[3])) + ((s1[4] + s1[5]) + (s1[6] + s1[7]));
+  double sq = ((s2[0] + s2[1]) + (s2[2] + s2[3])) + ((s2[4] + s2[5]) + (s2[6] + s2[7]));
+  double m = sum / static_cast<double>(n);
+  // Exactly, the variance is never negative; rounding can make a constant group's slightly so.
+  return {k + m, std::max(0.0, sq / static_cast<double>(n) - m * m)};
+}
+
+class InstanceNormalization : public Kernel {
+ public:
+  explicit InstanceNormalization(const OpContext& ctx)
+      : epsilon_(static_cast<double>(ctx.attr_float("epsilon", 1e-5f))) {
+    if (ctx.num_inputs() != 3) ctx.fail("it has {} inputs; it must have 3", ctx.num_inputs());
+  }
+
+  Outputs run(const Inputs& in, RunContext& ctx) override {
+    const Tensor& x = input_tensor(in, 0, "input");
+    const Tensor& scale = input_tensor(in, 1, "scale");
+    const Tensor& bias = input_tensor(in, 2, "B");
+    check_rank(x, 2, 64, "input");
+    const int64_t channels = x.shape()[1];
+    for (const Tensor* t : {&scale, &bias})
+      if (t->numel() != channels || t->dtype() != x.dtype())
+        ctx.fail("scale and B must be {} tensors of {} values (one per channel); got {} {} and "
+                 "{} {}",
+                 dtype_name(x.dtype()), channels, dtype_name(scale.dtype()),
+                 shape_str(scale.shape()), dtype_name(bias.dtype()), shape_str(bias.shape()));
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return normalize<T>(x, scale, bias); }, "input")};
+  }
+
+ private:
+  template <typename T>
+  Tensor normalize(const Tensor& x, const Tensor& scale, const Tensor& bias) const {
+    const int64_t channels = x.shape()[1];
+    const int64_t planes = x.shape()[0] * channels;
+    const int64_t size = dims_product(x.shape(), 2, x.rank());
+    Tensor y = uninitialized_tensor(x.dtype(), x.shape());
+    const T* src = x.data<T>();
+    const T* gamma = scale.data<T>();
+    const T* beta = bias.data<T>();
+    T* dst = y.data<T>();
+    parallel_for(planes, grain_for(2 * size), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        const T* xp = src + p * size;
+        T* yp = dst + p * size;
+        Moments m = moments_contiguous(xp, size);
+        const double a = to_double(gamma[p % channels]) / std::sqrt(m.var + epsilon_);
+        const double c = to_double(beta[p % channels]);
+        for (int64_t i = 0; i < size; ++i) yp[i] = narrow<T>((to_double(xp[i]) - m.mean) * a + c);
+      }
+    });
+    return y;
+  }
+
+  double epsilon_;
+};
+// Versions 1 (legacy consumed_inputs), 6, 22 (bfloat16).
+PARITY_REF_OP("", "InstanceNormalization", 1, kOpsetMax, InstanceNormalization);
+
+// MeanVarianceNormalization: Y = (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9) over `axes`.
+// This is both ONNX's definition (the function body of versions 9 and 13 adds epsilon after
+// the square root, with epsilon a float32 Constant 1e-9) and Polygraphy's reference kernel;
+// note it differs from the usual (X - mean) / sqrt(var + eps). The variance is computed in
+// double from shifted sums (see above), which is the same quantity, exactly.
+class MeanVarianceNormalization : public Kernel {
+ public:
+  explicit MeanVarianceNormalization(const OpContext& ctx)
+      : axes_(ctx.attr_ints("axes", {0, 2, 3})) {}
+
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "X");
+    std::vector<int64_t> axes = normalize_axes(axes_, x.rank(), "axes");
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return normalize<T>(x, axes); }, "input X")};
+  }
+
+ private:
+  static constexpr double kEpsilon = static_cast<double>(1e-9f);
+
+  template <typename T>
+  static Tensor normalize(const Tensor& x, const std::vector<int64_t>& axes) {
+    Reduction r(x.shape(), axes, /*keepdims=*/true);
+    const T* src = x.data<T>();
+    std::vector<double> mean(r.num_outputs()), denom(r.num_outputs());
+    parallel_for(r.num_outputs(), grain_for(r.count()), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        double k = 0, s1 = 0, s2 = 0;
+        bool first = true;
+        r.for_each_input(o, [&](int64_t off) {
+          double v = to_double(src[off]);
+          if (first) k = v, first = false;
+          s1 += v - k;
+          s2 += (v - k) * (v - k);
+        });
+        double n = static_cast<double>(r.count()), m = s1 / n;
+        mean[o] = k + m;
+        denom[o] = std::sqrt(std::max(0.0, s2 / n - m * m)) + kEpsilon;
+      }
+    });
+    Tensor y = uninitialized_tensor(x.dtype(), x.shape());
+    T* dst = y.data<T>();
+    Broadcast bc(x.shape(), {x.shape(), r.out_shape()});
+    const int64_t step = bc.step(1);
+    parallel_for(bc.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+      bc.for_each_run(b, e, [&](int64_t o, const int64_t* offs, int64_t len) {
+        for (int64_t i = 0; i < len; ++i) {
+          int64_t s = offs[1] + i * step;
+          dst[o + i] = narrow<T>((to_double(src[offs[0] + i]) - mean[s]) / denom[s]);
+        }
+      });
+    });
+    return y;
+  }
+
+  std::vector<int64_t> axes_;
+};
+// Versions 9, 13 (bfloat16; same function body).
+PARITY_REF_OP("", "MeanVarianceNormalization", 9, kOpsetMax, MeanVarianceNormalization);
+
+}  // namespace
+}  // namespace parity::ref

@@ -1,0 +1,252 @@
+// Pooling: MaxPool (with its optional Indices output), AveragePool, GlobalAveragePool and
+// GlobalMaxPool. Windows follow ONNX's geometry (kernel_util's window_geometry): pads or
+// auto_pad, strides, dilations, ceil_mode. Maxima propagate NaN, as NumPy's max does;
+// averages sum in double and divide once.
+#include <cmath>
+#include <limits>
+
+#include "backend/ref/ops/kernel_util.h"
+
+namespace parity::ref {
+namespace {
+
+using MaxPoolTypes = Concat<FloatTypes, TypeList<int8_t, uint8_t>>;
+
+// The input positions a window covers along one dim: first, step, and which taps are inside
+// the input; also how many taps lie inside the padded extent (for count_include_pad).
+struct Taps {
+  int64_t start, step, count;
+  int64_t first_valid, end_valid;  // taps [first_valid, end_valid) read the input
+  int64_t in_padded;               // taps inside [-pad_begin, in + pad_end)
+};
+
+Taps taps_at(const WindowGeometry& g, int dim, int64_t o) {
+  Taps t;
+  t.start = o * g.strides[dim] - g.pad_begin[dim];
+  t.step = g.dilations[dim];
+  t.count = g.kernel[dim];
+  t.first_valid = 0;
+  while (t.first_valid < t.count && t.start + t.first_valid * t.step < 0) ++t.first_valid;
+  t.end_valid = t.count;
+  while (t.end_valid > t.first_valid && t.start + (t.end_valid - 1) * t.step >= g.in[dim])
+    --t.end_valid;
+  t.in_padded = 0;
+  for (int64_t k = 0; k < t.count; ++k) {
+    int64_t i = t.start + k * t.step;
+    if (i >= -g.pad_begin[dim] && i < g.in[dim] + g.pad_end[dim]) ++t.in_padded;
+  }
+  return t;
+}
+
+// Calls fn(plane_index, out_offset, d, h, w taps) for every output position of every plane.
+template <typename F>
+void for_each_window(const WindowGeometry& g, int64_t planes, F&& fn) {
+  const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
+  const int64_t window = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  parallel_for(planes, grain_for(out_size * window), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p)
+      for (int64_t od = 0; od < g.out[0]; ++od) {
+        Taps td = taps_at(g, 0, od);
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          Taps th = taps_at(g, 1, oh);
+          for (int64_t ow = 0; ow < g.out[2]; ++ow)
+            fn(p, (od * g.out[1] + oh) * g.out[2] + ow, td, th, taps_at(g, 2, ow));
+        }
+      }
+  });
+}
+
+Shape pooled_shape(const Tensor& x, const std::vector<int64_t>& out_spatial) {
+  Shape s = {x.shape()[0], x.shape()[1]};
+  s.insert(s.end(), out_spatial.begin(), out_spatial.end());
+  return s;
+}
+
+class MaxPool : public Kernel {
+ public:
+  explicit MaxPool(const OpContext& ctx)
+      : window_(read_window_attrs(ctx, /*with_ceil_mode=*/true)),
+        kernel_(ctx.attr_ints("kernel_shape")),
+        column_major_(ctx.attr_int("storage_order", 0) != 0) {}
+
+  Outputs run(const Inputs& in, RunContext& ctx) override {
+    const Tensor& x = input_tensor(in, 0, "X");
+    check_rank(x, 3, 5, "input X");
+    Shape spatial(x.shape().begin() + 2, x.shape().end());
+    WindowGeometry geometry = window_geometry(window_, spatial, kernel_);
+    const bool want_indices = ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty();
+    Outputs out = dispatch<MaxPoolTypes>(
+        x.dtype(), [&]<typename T>() { return pool<T>(x, geometry, want_indices); }, "input X");
+    out.resize(ctx.node().outputs.size());
+    return out;
+  }
+
+ private:
+  template <typename T>
+  Outputs pool(const Tensor& x, const WindowGeometry& geometry, bool want_indices) const {
+    const WindowGeometry g = window_as_3d(geometry);
+    const int64_t planes = x.shape()[0] * x.shape()[1];
+    const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
+    const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
+    Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
+    Tensor indices = want_indices ? uninitialized_tensor(DataType::kInt64, y.shape()) : Tensor();
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    int64_t* idx = want_indices ? indices.data<int64_t>() : nullptr;
+    for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps& td, const Taps& th,
+                                   const Taps& tw) {
+      const T* plane = src + p * in_size;
+      bool found = false;
+      compute_t<T> best{};
+      int64_t best_at = 0;
+      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
+          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
+            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
+                          w = tw.start + c * tw.step;
+            const int64_t at = (d * g.in[1] + h) * g.in[2] + w;
+            const compute_t<T> v = widen(plane[at]);
+            // The first maximum wins; a NaN, once met, stays (NumPy's max).
+            if (!found || v > best || (is_nan(v) && !is_nan(best))) {
+              best = v;
+              best_at = column_major_ ? (w * g.in[1] + h) * g.in[0] + d : at;
+              found = true;
+            }
+          }
+      if (!found) best = lowest<T>();  // a window entirely in padding
+      dst[p * out_size + o] = narrow<T>(best);
+      if (idx) idx[p * out_size + o] = p * in_size + best_at;
+    });
+    Outputs out{Value(y)};
+    if (want_indices) out.push_back(Value(indices));
+    return out;
+  }
+
+  template <typename V>
+  static bool is_nan(V v) {
+    if constexpr (std::is_floating_point_v<V>)
+      return std::isnan(v);
+    else
+      return false;
+  }
+  template <typename T>
+  static compute_t<T> lowest() {
+    if constexpr (is_float_like_v<T>)
+      return -std::numeric_limits<double>::infinity();
+    else
+      return std::numeric_limits<T>::lowest();
+  }
+
+  WindowAttrs window_;
+  std::vector<int64_t> kernel_;
+  bool column_major_;
+};
+// Versions 1, 8 (Indices, storage_order), 10 (ceil_mode, dilations), 11, 12 (int8/uint8),
+// 22 (bfloat16).
+PARITY_REF_OP("", "MaxPool", 1, kOpsetMax, MaxPool);
+
+class AveragePool : public Kernel {
+ public:
+  explicit AveragePool(const OpContext& ctx)
+      : window_(read_window_attrs(ctx, /*with_ceil_mode=*/true)),
+        kernel_(ctx.attr_ints("kernel_shape")),
+        count_include_pad_(ctx.attr_int("count_include_pad", 0) != 0) {}
+
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "X");
+    check_rank(x, 3, 5, "input X");
+    Shape spatial(x.shape().begin() + 2, x.shape().end());
+    WindowGeometry geometry = window_geometry(window_, spatial, kernel_);
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return pool<T>(x, geometry); }, "input X")};
+  }
+
+ private:
+  template <typename T>
+  Tensor pool(const Tensor& x, const WindowGeometry& geometry) const {
+    const WindowGeometry g = window_as_3d(geometry);
+    const int64_t planes = x.shape()[0] * x.shape()[1];
+    const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
+    const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
+    Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps& td, const Taps& th,
+                                   const Taps& tw) {
+      const T* plane = src + p * in_size;
+      double sum = 0;
+      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
+          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
+            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
+                          w = tw.start + c * tw.step;
+            sum += to_double(plane[(d * g.in[1] + h) * g.in[2] + w]);
+          }
+      // The divisor counts the taps inside the input, or with count_include_pad those inside
+      // the padded input (not those a ceil_mode window adds beyond the end padding).
+      const int64_t count =
+          count_include_pad_
+              ? td.in_padded * th.in_padded * tw.in_padded
+              : (td.end_valid - td.first_valid) * (th.end_valid - th.first_valid) *
+                    (tw.end_valid - tw.first_valid);
+      dst[p * out_size + o] = narrow<T>(sum / static_cast<double>(count));
+    });
+    return y;
+  }
+
+  WindowAttrs window_;
+  std::vector<int64_t> kernel_;
+  bool count_include_pad_;
+};
+// Versions 1, 7 (count_include_pad), 10 (ceil_mode), 11, 19 (dilations), 22 (bfloat16).
+PARITY_REF_OP("", "AveragePool", 1, kOpsetMax, AveragePool);
+
+// Global pooling: one value per (batch, channel) over every spatial element.
+template <bool kMax>
+class GlobalPool : public Kernel {
+ public:
+  explicit GlobalPool(const OpContext&) {}
+
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "X");
+    check_rank(x, 2, 64, "input X");
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return pool<T>(x); }, "input X")};
+  }
+
+ private:
+  template <typename T>
+  static Tensor pool(const Tensor& x) {
+    Shape out_shape = {x.shape()[0], x.shape()[1]};
+    out_shape.resize(x.shape().size(), 1);
+    const int64_t planes = x.shape()[0] * x.shape()[1];
+    const int64_t size = dims_product(x.shape(), 2, x.rank());
+    Tensor y = uninitialized_tensor(x.dtype(), out_shape);
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    parallel_for(planes, grain_for(size), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        const T* plane = src + p * size;
+        double r = kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+        for (int64_t i = 0; i < size; ++i) {
+          const double v = to_double(plane[i]);
+          if constexpr (kMax) {
+            if (v > r || std::isnan(v)) r = std::isnan(r) ? r : v;
+          } else {
+            r += v;
+          }
+        }
+        dst[p] = narrow<T>(kMax ? r : r / static_cast<double>(size));
+      }
+    });
+    return y;
+  }
+};
+using GlobalAveragePool = GlobalPool<false>;
+using GlobalMaxPool = GlobalPool<true>;
+// Versions 1, 22 (bfloat16).
+PARITY_REF_OP("", "GlobalAveragePool", 1, kOpsetMax, GlobalAveragePool);
+PARITY_REF_OP("", "GlobalMaxPool", 1, kOpsetMax, GlobalMaxPool);
+
+}  // namespace
+}  // namespace parity::ref
