@@ -43,9 +43,11 @@ TensorMetadata metadata_of(const TensorMap& tensors) {
 
 // Fits a cached feed to a runner's metadata, as Polygraphy's DataLoaderCache does: each input
 // is found by exact name, then case-insensitive substring, then position; a dtype that differs
-// is cast and a shape that differs in layout only is reshaped, each with a warning.
+// is cast and a shape that differs in layout only is reshaped, each with a warning. The feed
+// holds only the runner's inputs (without metadata, the cached feed is passed unchanged).
 TensorMap coerce_feed(const TensorMap& cached, const TensorMetadata& meta) {
-  TensorMap feed = cached;
+  if (meta.empty()) return cached;
+  TensorMap feed;
   const std::vector<std::string> names = cached.names();
   for (size_t index = 0; index < meta.size(); ++index) {
     const TensorMeta& m = meta[index];

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "comparator/format.h"
 #include "core/error.h"
 #include "core/logger.h"
 
@@ -49,7 +50,8 @@ std::vector<std::string> RunResults::keys() const {
 }
 
 std::string OutputCompareResult::str() const {
-  return fmt::format("(atol={}, rtol={})", max_absdiff, max_reldiff);
+  // Python prints these floats with repr(): "1e-05", "1.0".
+  return fmt::format("(atol={}, rtol={})", format_repr(max_absdiff), format_repr(max_reldiff));
 }
 
 static bool iteration_passed(const IterationCompareResult& it) {
