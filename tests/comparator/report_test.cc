@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "comparator/compare.h"
+#include "comparator/stats.h"
 #include "support/test_util.h"
 
 namespace parity {
@@ -132,6 +133,34 @@ TEST(Report, FailingAndPassingOutputsPrintPolygraphysLines) {
   }
   EXPECT_EQ(failing, expected_failing);
   EXPECT_EQ(passing, expected_passing);
+}
+
+// The stats line for data with NaN, infinities, integers, bools and float64 (the values keep
+// float32 and double accumulation of the mean identical).
+TEST(Report, StatsLinesForSpecialValues) {
+  struct Case {
+    std::string expr;
+    Tensor t;
+  };
+  std::vector<Case> cases = {
+      {"np.array([1, np.nan, 3], dtype=np.float32)", Tensor::from_vector<float>({3}, {1, NAN, 3})},
+      {"np.array([1, np.inf], dtype=np.float32)", Tensor::from_vector<float>({2}, {1, INFINITY})},
+      {"np.array([-np.inf, 2], dtype=np.float32)", Tensor::from_vector<float>({2}, {-INFINITY, 2})},
+      {"np.array([[3, -7], [12, 5]], dtype=np.int32)", Tensor::from_vector<int32_t>({2, 2}, {3, -7, 12, 5})},
+      {"np.array([True, False, True])", Tensor::from_vector<bool>({3}, {true, false, true})},
+      {"np.array([0.25, -1.5, 1e10, 3])", Tensor::from_vector<double>({4}, {0.25, -1.5, 1e10, 3})},
+      {"np.array(4.5, dtype=np.float32)", Tensor::scalar<float>(4.5f)},
+  };
+  std::string script = std::string(kPolygraphyReport);
+  script = script.substr(0, script.find("def histogram"));
+  script += "import warnings\nwarnings.simplefilter('ignore')\n";
+  for (const auto& c : cases) script += "print(stats(" + c.expr + ", 'r: out'))\n";
+  auto py = run_python(script);
+  ASSERT_EQ(py.exit_code, 0) << py.output;
+  std::string expected = py.output;
+  std::string actual;
+  for (const auto& c : cases) actual += str_output_stats(to_num_array(c.t), "r: out") + "\n";
+  EXPECT_EQ(actual, expected);
 }
 
 }  // namespace
