@@ -48,6 +48,21 @@ size_t element_alignment(DataType dtype) {
 
 }  // namespace
 
+Tensor zero_tensor(DataType dtype, const Shape& shape) {
+  constexpr size_t kMapAbove = size_t{1} << 20;
+  const size_t bytes = dtype_storage_bytes(dtype, static_cast<size_t>(shape_numel(shape)));
+  if (dtype == DataType::kString || bytes < kMapAbove) return Tensor(dtype, shape);
+  void* p = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    fail("failed to reserve {} bytes of zeros for a tensor of shape {}: {}", bytes,
+         shape_str(shape), std::strerror(errno));
+  auto zeros = std::make_shared<MappedFile>();
+  zeros->path = "(zeros)";
+  zeros->data = p;
+  zeros->size = bytes;
+  return Tensor::borrow(dtype, shape, p, zeros);
+}
+
 std::shared_ptr<MappedFile> ExternalDataStore::map(const std::string& location,
                                                    const std::string& tensor) {
   fs::path rel(location);

@@ -27,6 +27,10 @@ struct MappedFile {
   ~MappedFile();
 };
 
+// A zero-filled tensor for --ignore-external-data. Large ones borrow an anonymous mapping, so
+// the zeros of a multi-gigabyte model cost no memory until something reads them.
+Tensor zero_tensor(DataType dtype, const Shape& shape);
+
 class ExternalDataStore {
  public:
   // `dir` is the folder locations are relative to (the model's folder or --external-data-dir).

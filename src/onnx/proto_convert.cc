@@ -37,12 +37,30 @@ Shape checked_shape(const TensorProto& p) {
   return shape;
 }
 
-template <typename Field>
-void check_count(const TensorProto& p, const Field& field, const char* field_name,
-                 size_t expected, DataType dtype, const Shape& shape) {
-  if (static_cast<size_t>(field.size()) != expected)
+// The typed field that holds `dt`'s values, by onnx.proto's rules, and how many it holds.
+std::pair<int, const char*> typed_field(const TensorProto& p, DataType dt) {
+  switch (dt) {
+    case DataType::kFloat32: case DataType::kComplex64: return {p.float_data_size(), "float_data"};
+    case DataType::kFloat64: case DataType::kComplex128:
+      return {p.double_data_size(), "double_data"};
+    case DataType::kInt64: return {p.int64_data_size(), "int64_data"};
+    case DataType::kUInt32: case DataType::kUInt64: return {p.uint64_data_size(), "uint64_data"};
+    case DataType::kString: return {p.string_data_size(), "string_data"};
+    default: return {p.int32_data_size(), "int32_data"};
+  }
+}
+
+// Checked before allocating, so that a huge shape with little data is an error, not an
+// attempt to allocate the shape.
+void check_typed_count(const TensorProto& p, DataType dt, const Shape& shape) {
+  const auto n = static_cast<size_t>(shape_numel(shape));
+  size_t expected = n;
+  if (dt == DataType::kComplex64 || dt == DataType::kComplex128) expected = 2 * n;
+  if (dt == DataType::kInt4 || dt == DataType::kUInt4) expected = (n + 1) / 2;
+  auto [count, field] = typed_field(p, dt);
+  if (static_cast<size_t>(count) != expected)
     fail("failed to load tensor '{}' with {} values in {}: shape {} of {} needs {}", p.name(),
-         field.size(), field_name, shape_str(shape), dtype_name(dtype), expected);
+         count, field, shape_str(shape), dtype_name(dt), expected);
 }
 
 // Copies typed-field values into `dst`, converting each with `convert`.
@@ -54,48 +72,40 @@ void copy_field(const Field& field, Dst* dst, Convert convert) {
 // The typed fields, following onnx.proto: small integer, bool, 16-bit and 8-bit float types
 // sit in int32_data (floats as their bit patterns; int4 as one packed byte per int32).
 Tensor tensor_from_typed_fields(const TensorProto& p, DataType dt, const Shape& shape) {
+  check_typed_count(p, dt, shape);
   Tensor t(dt, shape);
   const size_t n = static_cast<size_t>(t.numel());
   auto* raw = t.raw_data();
   switch (dt) {
     case DataType::kFloat32:
     case DataType::kComplex64:
-      check_count(p, p.float_data(), "float_data", dt == DataType::kFloat32 ? n : 2 * n, dt, shape);
       copy_field(p.float_data(), static_cast<float*>(raw), [](float v) { return v; });
       break;
     case DataType::kFloat64:
     case DataType::kComplex128:
-      check_count(p, p.double_data(), "double_data", dt == DataType::kFloat64 ? n : 2 * n, dt,
-                  shape);
       copy_field(p.double_data(), static_cast<double*>(raw), [](double v) { return v; });
       break;
     case DataType::kInt64:
-      check_count(p, p.int64_data(), "int64_data", n, dt, shape);
       copy_field(p.int64_data(), static_cast<int64_t*>(raw), [](int64_t v) { return v; });
       break;
     case DataType::kUInt64:
-      check_count(p, p.uint64_data(), "uint64_data", n, dt, shape);
       copy_field(p.uint64_data(), static_cast<uint64_t*>(raw), [](uint64_t v) { return v; });
       break;
     case DataType::kUInt32:
-      check_count(p, p.uint64_data(), "uint64_data", n, dt, shape);
       copy_field(p.uint64_data(), static_cast<uint32_t*>(raw),
                  [](uint64_t v) { return static_cast<uint32_t>(v); });
       break;
     case DataType::kInt32:
-      check_count(p, p.int32_data(), "int32_data", n, dt, shape);
       copy_field(p.int32_data(), static_cast<int32_t*>(raw), [](int32_t v) { return v; });
       break;
     case DataType::kInt16:
     case DataType::kUInt16:
     case DataType::kFloat16:
     case DataType::kBFloat16:
-      check_count(p, p.int32_data(), "int32_data", n, dt, shape);
       copy_field(p.int32_data(), static_cast<uint16_t*>(raw),
                  [](int32_t v) { return static_cast<uint16_t>(v); });
       break;
     case DataType::kBool:
-      check_count(p, p.int32_data(), "int32_data", n, dt, shape);
       copy_field(p.int32_data(), static_cast<uint8_t*>(raw),
                  [](int32_t v) { return static_cast<uint8_t>(v != 0); });
       break;
@@ -105,19 +115,16 @@ Tensor tensor_from_typed_fields(const TensorProto& p, DataType dt, const Shape& 
     case DataType::kFloat8E4M3FNUZ:
     case DataType::kFloat8E5M2:
     case DataType::kFloat8E5M2FNUZ:
-      check_count(p, p.int32_data(), "int32_data", n, dt, shape);
       copy_field(p.int32_data(), static_cast<uint8_t*>(raw),
                  [](int32_t v) { return static_cast<uint8_t>(v); });
       break;
     case DataType::kInt4:
     case DataType::kUInt4:
-      check_count(p, p.int32_data(), "int32_data", (n + 1) / 2, dt, shape);
       copy_field(p.int32_data(), static_cast<uint8_t*>(raw),
                  [](int32_t v) { return static_cast<uint8_t>(v); });
       if (n % 2) static_cast<uint8_t*>(raw)[n / 2] &= 0x0F;  // the unused high nibble
       break;
     case DataType::kString:
-      check_count(p, p.string_data(), "string_data", n, dt, shape);
       copy_field(p.string_data(), static_cast<std::string*>(raw),
                  [](const std::string& v) { return v; });
       break;
@@ -133,11 +140,12 @@ Tensor tensor_from_raw(const TensorProto& p, DataType dt, const Shape& shape) {
     fail("failed to load tensor '{}' with raw_data of type string: string tensors must use "
          "string_data",
          p.name());
-  Tensor t(dt, shape);
   const std::string& raw = p.raw_data();
-  if (raw.size() != t.nbytes())
+  const size_t needed = dtype_storage_bytes(dt, static_cast<size_t>(shape_numel(shape)));
+  if (raw.size() != needed)
     fail("failed to load tensor '{}' with {} bytes of raw_data: shape {} of {} needs {} bytes",
-         p.name(), raw.size(), shape_str(shape), dtype_name(dt), t.nbytes());
+         p.name(), raw.size(), shape_str(shape), dtype_name(dt), needed);
+  Tensor t(dt, shape);
   if (!raw.empty()) std::memcpy(t.raw_data(), raw.data(), raw.size());
   return t;
 }
@@ -152,7 +160,7 @@ Tensor tensor_from_proto(const TensorProto& p, const TensorSource& source) {
          "streams, a model's tensors must be whole",
          p.name(), p.segment().begin(), p.segment().end());
   if (p.data_location() == TensorProto::EXTERNAL) {
-    if (source.ignore_external_data) return Tensor(dt, shape);
+    if (source.ignore_external_data) return zero_tensor(dt, shape);
     if (!source.external)
       fail("failed to load tensor '{}' with external data: a lone tensor has no folder to read "
            "external data from; embed the data in the tensor",

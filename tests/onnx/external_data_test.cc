@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/error.h"
+#include "onnx/external_data.h"
 #include "onnx/model_io.h"
 #include "support/onnx_text.h"
 #include "support/test_util.h"
@@ -61,7 +62,9 @@ open("DIR/b.raw", "wb").write(b.tobytes())
   EXPECT_EQ(model->proto->graph().initializer(0).data_location(), ::onnx::TensorProto::EXTERNAL);
 
   // ignore_external_data: the structure only, zero tensors of the right shape.
-  auto light = onnx_io::load_model(dir.file("model.onnx"), {.ignore_external_data = true});
+  onnx_io::LoadOptions structure_only;
+  structure_only.ignore_external_data = true;
+  auto light = onnx_io::load_model(dir.file("model.onnx"), structure_only);
   EXPECT_TRUE(light->graph.initializers.at("w").equals(Tensor(DataType::kFloat32, {10, 100})));
 
   // external_data_dir: the data may live somewhere else than the model.
@@ -70,8 +73,9 @@ open("DIR/b.raw", "wb").write(b.tobytes())
   EXPECT_NE(error_of([&] { onnx_io::load_model(other.file("model.onnx")); })
                 .find("does not exist"),
             std::string::npos);
-  auto moved = onnx_io::load_model(other.file("model.onnx"),
-                                   {.external_data_dir = dir.path().string()});
+  onnx_io::LoadOptions elsewhere;
+  elsewhere.external_data_dir = dir.path().string();
+  auto moved = onnx_io::load_model(other.file("model.onnx"), elsewhere);
   EXPECT_TRUE(moved->graph.initializers.at("w").equals(w));
 
   // Saved elsewhere, the data is copied beside the new file; saved beside it, kept as is.
@@ -178,6 +182,13 @@ TEST(ExternalData, LocationsOutsideTheModelFolderAreRefused) {
   write_external_model(dir, "inside.bin");
   EXPECT_TRUE(onnx_io::load_model(dir.file("model.onnx"))->graph.initializers.at("w")
                   .equals(Tensor::from_vector<float>({4}, {1.0f, 2.0f, 3.0f, 4.0f})));
+}
+
+TEST(ExternalData, LargeZeroTensorsForIgnoredDataAreZeros) {
+  Tensor zeros = onnx_io::zero_tensor(DataType::kFloat32, {3, 1 << 20});  // past the mapping size
+  EXPECT_EQ(zeros.shape(), (Shape{3, 1 << 20}));
+  EXPECT_TRUE(zeros.equals(Tensor(DataType::kFloat32, {3, 1 << 20})));
+  EXPECT_TRUE(onnx_io::zero_tensor(DataType::kInt8, {5}).equals(Tensor(DataType::kInt8, {5})));
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ with open("manifest.txt", "w") as manifest:
 TEST(TensorProto, EveryNumpyTypeFromRawAndTypedFields) {
   TempDir dir;
   std::string script = kWriteTensors;
-  script.replace(script.find("\"DIR\""), 5, "\"" + dir.path().string() + "\"");
+  script.replace(script.find("DIR"), 3, dir.path().string());
   auto result = run_python(script);
   ASSERT_EQ(result.exit_code, 0) << result.output;
 
@@ -193,6 +193,17 @@ TEST(TensorProto, DataShorterThanShapeIsAClearError) {
   p.clear_raw_data();
   expect_error(p, "with 0 values in float_data");
   expect_error(typed_proto(DataType::kInt4, {5}, {0x11, 0x22}), "needs 3");
+
+  // A huge shape with little data is refused before anything is allocated.
+  p.clear_dims();
+  p.add_dims(int64_t{1} << 40);
+  p.set_raw_data(std::string(4, '\0'));
+  expect_error(p, "with 4 bytes of raw_data: shape (1099511627776,) of float32 needs "
+                  "4398046511104 bytes");
+  p.clear_raw_data();
+  p.add_float_data(1.0f);
+  expect_error(p, "with 1 values in float_data: shape (1099511627776,) of float32 needs "
+                  "1099511627776");
 }
 
 TEST(TensorProto, BadTypesShapesAndBytesAreErrors) {
