@@ -1,12 +1,14 @@
 // CompareFunc.simple (Polygraphy's comparator/compare.py): element-wise absolute and relative
 // differences, error statistics against per-output tolerances, and the report lines.
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
 #include "comparator/format.h"
+#include "comparator/numeric.h"
 #include "comparator/stats.h"
 #include "core/error.h"
 #include "core/logger.h"
@@ -77,14 +79,42 @@ bool stat_failed(double value, double tolerance) {
 
 // elemwise: an element mismatches when it exceeds both tolerances (or either is NaN). The
 // tolerance is compared in the difference's own precision, as NumPy does with a Python float.
-bool any_elemwise_mismatch(const Differences& d, double atol, double rtol) {
+std::vector<size_t> elemwise_mismatches(const Differences& d, double atol, double rtol) {
   const double abs_tol = round_to_kind(atol, d.absdiff.kind);
   const double rel_tol = round_to_kind(rtol, d.reldiff.kind);
+  std::vector<size_t> mismatches;
   for (size_t i = 0; i < d.absdiff.size(); ++i) {
     const double a = d.absdiff.values[i], r = d.reldiff.values[i];
-    if ((std::isnan(a) || a > abs_tol) && (std::isnan(r) || r > rel_tol)) return true;
+    if ((std::isnan(a) || a > abs_tol) && (std::isnan(r) || r > rel_tol)) mismatches.push_back(i);
   }
-  return false;
+  return mismatches;
+}
+
+// The verbose dumps of where and what the mismatches are (np.argwhere, out[mismatches]).
+void log_mismatches(const std::vector<size_t>& mismatches, const NumArray& a0, const NumArray& a1,
+                    const Tensor& out0, const Tensor& out1, const std::string& runner0,
+                    const std::string& runner1) {
+  Logger::Indent indent;
+  const int64_t n = static_cast<int64_t>(mismatches.size());
+  if (logger().enabled(Severity::kSuperVerbose)) {
+    const int64_t rank = static_cast<int64_t>(a0.shape.size());
+    Tensor where(DataType::kInt64, {n, rank});
+    for (int64_t m = 0; m < n; ++m) {
+      int64_t flat = static_cast<int64_t>(mismatches[static_cast<size_t>(m)]);
+      for (int64_t axis = rank; axis-- > 0;) {
+        where.data<int64_t>()[m * rank + axis] = flat % a0.shape[static_cast<size_t>(axis)];
+        flat /= a0.shape[static_cast<size_t>(axis)];
+      }
+    }
+    logger().log(Severity::kSuperVerbose, "Mismatched indices:\n" + numpy_array_str(where));
+  }
+  if (!logger().enabled(Severity::kExtraVerbose)) return;
+  for (const auto& [runner, a, out] : {std::tuple(&runner0, &a0, &out0), std::tuple(&runner1, &a1, &out1)}) {
+    NumArray picked{{}, num_kind_after_cast_up(out->dtype()), {n}};
+    for (size_t i : mismatches) picked.values.push_back(a->values[i]);
+    Tensor values = cast_tensor(picked.to_tensor(), out->dtype());
+    logger().extra_verbose("{} | Mismatched values:\n{}", pad_name(*runner), numpy_array_str(values));
+  }
 }
 
 struct Tolerances {
@@ -98,6 +128,16 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
                                         const std::string& runner1, bool infinities_equal) {
   const NumArray a0 = to_num_array(out0);
   const NumArray a1 = to_num_array(out1);
+  if (logger().enabled(Severity::kSuperVerbose)) {
+    for (const auto& [runner, name, out] :
+         {std::tuple(&runner0, &out0_name, &out0), std::tuple(&runner1, &out1_name, &out1)}) {
+      std::string block = "    " + numpy_array_str(*out);
+      for (size_t p = 0; (p = block.find('\n', p)) != std::string::npos; p += 5) block.insert(p + 1, "    ");
+      logger().log(Severity::kSuperVerbose,
+                   fmt::format("{} | Output: {} (dtype={}, shape={}):\n{}", pad_name(*runner), *name,
+                               dtype_name(out->dtype()), shape_str(out->shape()), block));
+    }
+  }
   const Differences d = compute_differences(a0, a1, infinities_equal, runner1, out1_name);
 
   OutputCompareResult r;
@@ -129,7 +169,11 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
                stat_failed(*r.quantile_reldiff, tol.rtol);
       break;
     case ErrorStat::kElemwise:
-      failed = any_elemwise_mismatch(d, tol.atol, tol.rtol);
+    {
+      const std::vector<size_t> mismatches = elemwise_mismatches(d, tol.atol, tol.rtol);
+      failed = !mismatches.empty();
+      log_mismatches(mismatches, a0, a1, out0, out1, runner0, runner1);
+    }
       break;
   }
   r.passed = !failed;

@@ -374,6 +374,19 @@ TEST(SimpleCompare, FailFastStopsAtTheFirstMismatch) {
   EXPECT_EQ(compare_func::simple()(r0, r1).size(), 2u);
 }
 
+TEST(SimpleCompare, VerboseDumpsOfMismatches) {
+  LogCapture log(Severity::kSuperVerbose);
+  compare_func::simple()(result({{"y", vec<float>({1, 2, 3})}}, "r0"),
+                         result({{"y", vec<float>({1, 5, 3})}}, "r1"));
+  EXPECT_TRUE(log.contains("[S]         Mismatched indices:\n            [[1]]\n")) << log.text();
+  EXPECT_TRUE(log.contains("[X]         r0                                  | Mismatched values:\n"
+                           "            [2.]\n"));
+  EXPECT_TRUE(log.contains("[X]         r1                                  | Mismatched values:\n"
+                           "            [5.]\n"));
+  EXPECT_TRUE(log.contains("[S]     r0                                  | Output: y (dtype=float32, "
+                           "shape=(3,)):\n            [1. 2. 3.]\n"));
+}
+
 TEST(IndicesCompare, IndexTolerance) {
   struct Case {
     std::vector<int32_t> a, b;
