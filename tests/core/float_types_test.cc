@@ -239,7 +239,8 @@ TEST(BFloat16, RoundsToNearestEvenFromTheBitDefinition) {
   // Every upper half with lower halves at and around the tie, and random ones.
   std::mt19937 rng(7);
   for (uint32_t hi = 0; hi < 65536; ++hi) {
-    for (uint32_t lo : {0u, 1u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, static_cast<uint32_t>(rng() & 0xFFFFu)}) {
+    auto random_lo = static_cast<uint32_t>(rng() & 0xFFFFu);
+    for (uint32_t lo : {0u, 1u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, random_lo}) {
       float f = std::bit_cast<float>((hi << 16) | lo);
       if (std::isnan(f)) {
         uint16_t r = bfloat16::from_float(f).bits;
@@ -276,7 +277,8 @@ x64 = np.concatenate([x64, -x64])
 x32 = np.concatenate([base64.astype(np.float32),
                       np.nextafter(base64.astype(np.float32), np.float32(np.inf)),
                       np.nextafter(base64.astype(np.float32), np.float32(0)),
-                      rng.integers(0, 2**32, 200000, dtype=np.uint64).astype(np.uint32).view(np.float32)])
+                      rng.integers(0, 2**32, 200000, dtype=np.uint64)
+                         .astype(np.uint32).view(np.float32)])
 x32 = np.concatenate([x32, -x32])
 with np.errstate(all='ignore'):
     x64.tofile(d + '/x64'); x64.astype(np.float16).tofile(d + '/h64')
@@ -291,7 +293,8 @@ with np.errstate(all='ignore'):
   ASSERT_EQ(x32.size(), h32.size());
   ASSERT_GT(x64.size(), 400000u);
   auto same = [](uint16_t a, uint16_t b) {
-    bool nan_a = (a & 0x7C00) == 0x7C00 && (a & 0x3FF), nan_b = (b & 0x7C00) == 0x7C00 && (b & 0x3FF);
+    bool nan_a = (a & 0x7C00) == 0x7C00 && (a & 0x3FF);
+    bool nan_b = (b & 0x7C00) == 0x7C00 && (b & 0x3FF);
     if (nan_a || nan_b) return nan_a && nan_b && (a & 0x8000) == (b & 0x8000);
     return a == b;
   };

@@ -1,0 +1,19 @@
+// Standard base64 (RFC 4648 alphabet, '=' padding, no line breaks), as Python's
+// base64.b64encode writes and base64.b64decode(validate=True) accepts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace parity::io {
+
+// Appends the base64 text of `bytes` to `out` (no intermediate copy for large arrays).
+void base64_append(std::string& out, std::string_view bytes);
+std::string base64_encode(std::string_view bytes);
+// The decoded bytes, or nothing when `text` is not valid base64 by the rules of Python's
+// b64decode(validate=True): a character outside the alphabet, misplaced or missing padding,
+// or a length that no encoding produces.
+std::optional<std::string> base64_decode(std::string_view text);
+
+}  // namespace parity::io

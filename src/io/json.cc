@@ -1,0 +1,474 @@
+// Polygraphy's JSON files. Writing reproduces Python's json.dumps(obj, indent=4) byte for byte
+// (4-space indent, "," at line ends, ": " after keys, ASCII-only strings, floats as repr()),
+// with the keys in the order Polygraphy's encoders produce them and "polygraphy_class" last,
+// so the files Parity saves are identical to the ones Polygraphy saves for the same data.
+// Reading follows Polygraphy's decoder (json/serde.py): a class marker or the legacy
+// "__polygraphy_encoded_<Type>" key selects the type; array payloads are base64 of an .npy or
+// .npz file, or for old files the .npy bytes as latin-1 text.
+#include "io/json.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "io/base64.h"
+#include "io/npy.h"
+
+namespace parity::io {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr char kClassKey[] = "polygraphy_class";
+constexpr char kLegacyPrefix[] = "__polygraphy_encoded_";
+constexpr char kLegacyMarker[] = "polygraphy_serialized_json_type";
+
+// ----- writing, as Python's json.dumps(obj, indent=4) -----
+
+class PyJsonWriter {
+ public:
+  std::string out;
+
+  void begin(char bracket) {
+    out += bracket;
+    empty_.push_back(true);
+  }
+  void end(char bracket) {
+    bool was_empty = empty_.back();
+    empty_.pop_back();
+    if (!was_empty) newline();  // Python writes empty containers as {} and []
+    out += bracket;
+  }
+  // Starts the next element of the innermost list.
+  void element() {
+    if (!empty_.back()) out += ',';
+    empty_.back() = false;
+    newline();
+  }
+  void key(std::string_view name) {
+    element();
+    string(name);
+    out += ": ";
+  }
+  void string(std::string_view utf8);
+  void number(double v);
+  void null() { out += "null"; }
+
+ private:
+  void newline() {
+    out += '\n';
+    out.append(4 * empty_.size(), ' ');
+  }
+  std::vector<bool> empty_;  // per open container: nothing written in it yet
+};
+
+// ensure_ascii: printable ASCII as is, the usual short escapes, everything else as \uXXXX
+// (UTF-16 surrogate pairs above U+FFFF), lower-case hex as Python writes it.
+void PyJsonWriter::string(std::string_view s) {
+  out += '"';
+  auto escape = [&](uint32_t unit) { out += fmt::format("\\u{:04x}", unit); };
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+          if (c < 0x20 || c == 0x7F) escape(c);
+          else out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    int len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    uint32_t cp = len ? (c & (0x7F >> len)) : 0;
+    bool valid = len && i + len <= s.size();
+    for (int k = 1; valid && k < len; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      valid = (cc & 0xC0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (!valid || cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000))
+      fail("failed to write JSON string {:?} with byte {:#04x} at offset {}: not valid UTF-8; "
+           "names must be UTF-8", std::string(s), c, i);
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      escape(0xD800 + (cp >> 10));
+      escape(0xDC00 + (cp & 0x3FF));
+    } else {
+      escape(cp);
+    }
+    i += len;
+  }
+  out += '"';
+}
+
+// Python's repr(float): the shortest text that reads back to the same double, in exponent
+// form below 1e-4 and from 1e16 on, always with a '.' or an exponent. fmt's "{}" picks the
+// same digits and the same switch to exponents; only the ".0" of whole numbers differs.
+void PyJsonWriter::number(double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(v)) {
+    out += v > 0 ? "Infinity" : "-Infinity";
+    return;
+  }
+  std::string text = fmt::format("{}", v);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  out += text;
+}
+
+void write_array(PyJsonWriter& w, const Tensor& t) {
+  w.begin('{');
+  w.key("array");
+  w.out += '"';
+  base64_append(w.out, npy_encode(t));
+  w.out += '"';
+  w.key(kClassKey);
+  w.string("ndarray");
+  w.end('}');
+}
+
+void write_iteration(PyJsonWriter& w, const IterationResult& it) {
+  w.begin('{');
+  w.key("outputs");
+  w.begin('{');
+  for (const auto& [name, tensor] : it.outputs) {
+    w.key(name);
+    w.begin('{');
+    w.key("values");
+    write_array(w, tensor);
+    w.key(kClassKey);
+    w.string("LazyArray");
+    w.end('}');
+  }
+  w.end('}');
+  w.key("runtime");
+  if (it.runtime) w.number(*it.runtime);
+  else w.null();
+  w.key("runner_name");
+  w.string(it.runner_name);
+  w.key(kClassKey);
+  w.string("IterationResult");
+  w.end('}');
+}
+
+// ----- reading -----
+
+// The Polygraphy type of a decoded JSON object: its class marker, or a legacy marker key;
+// empty for a plain dict.
+std::string class_of(const Json& j) {
+  if (!j.is_object()) return "";
+  auto it = j.find(kClassKey);
+  if (it != j.end() && it->is_string()) return it->get<std::string>();
+  for (const auto& [key, value] : j.items())
+    if (key.starts_with(kLegacyPrefix) && value.is_string() && value == kLegacyMarker)
+      return key.substr(std::strlen(kLegacyPrefix));
+  return "";
+}
+
+// What Python's type() would print for the decoded value, for Polygraphy's messages.
+std::string python_type(const Json& j) {
+  if (j.is_object()) {
+    std::string c = class_of(j);
+    return c.empty() ? "<class 'collections.OrderedDict'>" : fmt::format("<class '{}'>", c);
+  }
+  if (j.is_array()) return "<class 'list'>";
+  if (j.is_string()) return "<class 'str'>";
+  if (j.is_boolean()) return "<class 'bool'>";
+  if (j.is_number_float()) return "<class 'float'>";
+  if (j.is_number()) return "<class 'int'>";
+  return "<class 'NoneType'>";
+}
+
+[[noreturn]] void unknown_class(const std::string& name) {
+  fail("Could not decode serialized type: {}. This could be because a required module is "
+       "missing.", name);
+}
+
+const Json& member(const Json& obj, const char* key, const std::string& what) {
+  auto it = obj.find(key);
+  if (it == obj.end())
+    fail("failed to read {} without the key '{}': the key is required; the file is not one "
+         "Polygraphy or Parity wrote", what, key);
+  return *it;
+}
+
+// An .npy file, or an .npz archive of which the first array counts (old Polygraphy files).
+Tensor load_array_bytes(const std::string& bytes) {
+  if (!is_npz(bytes)) return npy_decode(bytes);
+  auto arrays = npz_decode(bytes);
+  if (arrays.empty())
+    fail("failed to read an array from an .npz payload with no members: the archive is empty; "
+         "it must hold at least one array");
+  return std::move(arrays.front().second);
+}
+
+// Old files hold the .npy bytes as text, one character per byte.
+std::optional<std::string> latin1_bytes(const std::string& utf8) {
+  std::string out;
+  out.reserve(utf8.size());
+  for (size_t i = 0; i < utf8.size(); ++i) {
+    auto c = static_cast<unsigned char>(utf8[i]);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if ((c == 0xC2 || c == 0xC3) && i + 1 < utf8.size()) {
+      out += static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(utf8[++i]) & 0x3F));
+    } else {
+      return std::nullopt;  // a character past U+00FF is no byte
+    }
+  }
+  return out;
+}
+
+Tensor decode_payload(const Json& obj, const std::string& what) {
+  const Json& payload = member(obj, "array", what);
+  if (!payload.is_string())
+    fail("failed to read {} with an \"array\" of JSON type {}: it must be a string", what,
+         payload.type_name());
+  const auto& text = payload.get_ref<const std::string&>();
+  std::string first_error;
+  if (auto bytes = base64_decode(text)) {
+    try {
+      return load_array_bytes(*bytes);
+    } catch (const Error& e) {
+      first_error = e.what();
+    }
+  } else {
+    first_error = "the payload is not valid base64";
+  }
+  auto raw = latin1_bytes(text);
+  if (!raw)
+    fail("failed to read {}: {}, and as latin-1 text it holds characters past U+00FF; the "
+         "payload must be base64 of an .npy or .npz file", what, first_error);
+  try {
+    return load_array_bytes(*raw);
+  } catch (const Error& e) {
+    fail("failed to read {}: as base64, {}; as latin-1 text, {}", what, first_error, e.what());
+  }
+}
+
+// An ndarray, possibly inside a LazyArray (or its old name LazyNumpyArray).
+Tensor decode_array(const Json& j, const std::string& what) {
+  std::string cls = class_of(j);
+  if (cls == "ndarray") return decode_payload(j, what);
+  if (cls == "LazyArray" || cls == "LazyNumpyArray")
+    return decode_array(member(j, "values", what), what);
+  if (!cls.empty() && cls != "IterationResult" && cls != "RunResults") unknown_class(cls);
+  fail("failed to read {} from a JSON value decoded into a {}: expected an array (an object "
+       "with \"polygraphy_class\": \"ndarray\")", what, python_type(j));
+}
+
+IterationResult decode_iteration(const Json& j, const std::string& what) {
+  std::string cls = class_of(j);
+  if (cls != "IterationResult") {
+    if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&
+        cls != "RunResults")
+      unknown_class(cls);
+    fail("failed to read {} from a JSON value decoded into a {}: expected an IterationResult",
+         what, python_type(j));
+  }
+  IterationResult it;
+  const Json& outputs = member(j, "outputs", what);
+  if (!outputs.is_object())
+    fail("failed to read {} with \"outputs\" of JSON type {}: it must be an object", what,
+         outputs.type_name());
+  for (const auto& [name, value] : outputs.items())
+    it.outputs.set(name, decode_array(value, fmt::format("output '{}' of {}", name, what)));
+  const Json& runtime = member(j, "runtime", what);
+  if (runtime.is_number()) it.runtime = runtime.get<double>();
+  else if (!runtime.is_null())
+    fail("failed to read {} with a runtime of JSON type {}: it must be a number or null", what,
+         runtime.type_name());
+  const Json& runner = member(j, "runner_name", what);
+  if (!runner.is_string())
+    fail("failed to read {} with a runner_name of JSON type {}: it must be a string", what,
+         runner.type_name());
+  it.runner_name = runner.get<std::string>();
+  return it;
+}
+
+Json parse(const std::string& text, const char* what) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    fail("failed to parse {} as JSON: {}", what, e.what());
+  }
+}
+
+}  // namespace
+
+std::string run_results_to_json(const RunResults& results) {
+  PyJsonWriter w;
+  w.begin('{');
+  w.key("lst");
+  w.begin('[');
+  for (const auto& [runner, iterations] : results) {
+    w.element();
+    w.begin('[');
+    w.element();
+    w.string(runner);
+    w.element();
+    w.begin('[');
+    for (const auto& it : iterations) {
+      w.element();
+      write_iteration(w, it);
+    }
+    w.end(']');
+    w.end(']');
+  }
+  w.end(']');
+  w.key(kClassKey);
+  w.string("RunResults");
+  w.end('}');
+  return std::move(w.out);
+}
+
+RunResults run_results_from_json(const std::string& text) {
+  Json j = parse(text, "inference results");
+  std::string cls = class_of(j);
+  if (cls != "RunResults") {
+    if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&
+        cls != "IterationResult")
+      unknown_class(cls);
+    fail("Provided JSON cannot be decoded into a RunResults.\nNote: JSON was decoded into a {}",
+         python_type(j));
+  }
+  const Json& lst = member(j, "lst", "RunResults");
+  if (!lst.is_array())
+    fail("failed to read RunResults with \"lst\" of JSON type {}: it must be a list of "
+         "[runner name, iterations] pairs", lst.type_name());
+  RunResults results;
+  for (size_t i = 0; i < lst.size(); ++i) {
+    const Json& pair = lst[i];
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_array())
+      fail("failed to read RunResults entry {}: it must be a pair [runner name, list of "
+           "IterationResult]", i);
+    std::string runner = pair[0].get<std::string>();
+    std::vector<IterationResult> iterations;
+    for (size_t k = 0; k < pair[1].size(); ++k)
+      iterations.push_back(
+          decode_iteration(pair[1][k], fmt::format("iteration {} of runner '{}'", k, runner)));
+    results.append({std::move(runner), std::move(iterations)});
+  }
+  return results;
+}
+
+std::string inputs_to_json(const std::vector<TensorMap>& feeds) {
+  PyJsonWriter w;
+  w.begin('[');
+  for (const auto& feed : feeds) {
+    w.element();
+    w.begin('{');
+    for (const auto& [name, tensor] : feed) {
+      w.key(name);
+      write_array(w, tensor);
+    }
+    w.end('}');
+  }
+  w.end(']');
+  return std::move(w.out);
+}
+
+std::vector<TensorMap> inputs_from_json(const std::string& text) {
+  Json j = parse(text, "input data");
+  if (!j.is_array()) {
+    std::string cls = class_of(j);
+    if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&
+        cls != "IterationResult" && cls != "RunResults")
+      unknown_class(cls);
+    fail("failed to read input data decoded into a {}: expected a list with one object of "
+         "input name → array per iteration", python_type(j));
+  }
+  std::vector<TensorMap> feeds;
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_object() || !class_of(j[i]).empty())
+      fail("failed to read input data iteration {} decoded into a {}: each iteration must be "
+           "an object of input name → array", i, python_type(j[i]));
+    TensorMap feed;
+    for (const auto& [name, value] : j[i].items())
+      feed.set(name, decode_array(value, fmt::format("input '{}' of iteration {}", name, i)));
+    feeds.push_back(std::move(feed));
+  }
+  return feeds;
+}
+
+void save_run_results(const std::string& path, const RunResults& results) {
+  write_file(path, run_results_to_json(results));
+}
+
+RunResults load_run_results(const std::string& path) {
+  std::string text = read_file(path);
+  try {
+    return run_results_from_json(text);
+  } catch (const Error& e) {
+    fail("failed to load inference results from {}: {}", path, e.what());
+  }
+}
+
+void save_inputs(const std::string& path, const std::vector<TensorMap>& feeds) {
+  write_file(path, inputs_to_json(feeds));
+}
+
+std::vector<TensorMap> load_inputs(const std::string& path) {
+  std::string text = read_file(path);
+  try {
+    return inputs_from_json(text);
+  } catch (const Error& e) {
+    fail("failed to load input data from {}: {}", path, e.what());
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    fail("failed to read file {}: it is a directory; pass a file", path);
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) fail("failed to read file {}: {}", path, std::strerror(errno));
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+  bool bad = std::ferror(f);
+  int err = errno;
+  std::fclose(f);
+  if (bad) fail("failed to read file {}: {}", path, std::strerror(err));
+  return bytes;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  // The temporary file sits beside the target so that the rename stays on one file system.
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter++);
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail("failed to write file {}: {}", path, std::strerror(errno));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = std::fflush(f) == 0 && ok;
+  int err = errno;
+  ok = std::fclose(f) == 0 && ok;
+  std::error_code ec;
+  if (ok) std::filesystem::rename(tmp, path, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(tmp, ec);
+    fail("failed to write file {}: {}", path, ok ? ec.message() : std::strerror(err));
+  }
+}
+
+}  // namespace parity::io
