@@ -15,8 +15,8 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
       "run", "Run inference and compare results across backends.");
   add_logging_args(*sub, args.logging);
   add_model_args(*sub, args.model, /*with_outputs=*/true);
-  sub->add_flag("--pluginref,--ref", "Run inference on the reference backend");
-  sub->add_flag("--onnxrt", "Run inference with ONNX Runtime");
+  sub->add_flag("--pluginref,--ref")->description("Run inference on the reference backend");
+  sub->add_flag("--onnxrt")->description("Run inference with ONNX Runtime");
   add_data_loader_args(*sub, args.data);
   add_comparator_args(*sub, args.comparator);
   add_onnxrt_args(*sub, args.onnxrt);

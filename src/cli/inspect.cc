@@ -1,0 +1,138 @@
+#include "cli/inspect.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "comparator/format.h"
+#include "comparator/stats.h"
+#include "core/logger.h"
+#include "io/json.h"
+#include "onnx/describe.h"
+#include "onnx/loaders.h"
+
+namespace parity::cli {
+
+CLI::App* setup_inspect_model(CLI::App& inspect, InspectModelArgs& args) {
+  CLI::App* sub = inspect.add_subcommand("model", "Display information about a model.");
+  add_logging_args(*sub, args.logging);
+  add_model_args(*sub, args.model, /*with_outputs=*/false);
+  sub->add_option("--show", args.show,
+                  "What to show: layers (each node), attrs (node attributes; needs layers), "
+                  "weights (initializer values)")
+      ->check(CLI::IsMember({"layers", "attrs", "weights"}));
+  return sub;
+}
+
+CLI::App* setup_inspect_data(CLI::App& inspect, InspectDataArgs& args) {
+  CLI::App* sub = inspect.add_subcommand(
+      "data", "Display inputs or outputs saved by --save-inputs or --save-outputs.");
+  add_logging_args(*sub, args.logging);
+  sub->add_option("path", args.path, "A file written by --save-inputs or --save-outputs")
+      ->required();
+  sub->add_flag("-a,--all", args.all, "Show every iteration instead of just the first");
+  sub->add_flag("-s,--show-values", args.show_values, "Show the values of the tensors");
+  sub->add_flag("--histogram", args.histogram, "Show a histogram of the values");
+  return sub;
+}
+
+int run_inspect_model(const InspectModelArgs& args) {
+  std::string path = std::filesystem::absolute(args.model.model_file).string();
+  logger().info("Loading model: {}", path);
+  ModelPtr model = OnnxFromPath(args.model.model_file, args.model.load_options())();
+  onnx_io::DescribeOptions options;
+  auto shows = [&](const char* what) {
+    return std::find(args.show.begin(), args.show.end(), what) != args.show.end();
+  };
+  options.layers = shows("layers");
+  options.attrs = shows("attrs");
+  options.weights = shows("weights");
+  options.format_values = numpy_array_str;
+  if (options.attrs && !options.layers)
+    logger().warning("--show attrs has no effect without --show layers");
+  logger().info("==== ONNX Model ====\n{}", onnx_io::describe_model(*model, options));
+  return 0;
+}
+
+namespace {
+
+std::string indent_block(const std::string& text, int levels) {
+  std::string pad(4 * static_cast<size_t>(levels), ' ');
+  std::string out = pad;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+std::string str_from_iterations(const std::vector<TensorMap>& iterations,
+                                const InspectDataArgs& args) {
+  std::string out;
+  for (size_t index = 0; index < iterations.size(); ++index) {
+    int indent = 1;
+    if (iterations.size() > 1 && args.all) {
+      out += indent_block(fmt::format("\n-- Iteration: {}\n", index), 0);
+      indent = 2;
+    }
+    for (const auto& [name, tensor] : iterations[index]) {
+      NumArray values = to_num_array(tensor);
+      out += indent_block(fmt::format("\n{} [dtype={}, shape={}] | Stats: {}", name,
+                                      dtype_name(tensor.dtype()), shape_str(tensor.shape()),
+                                      str_output_stats(values, "")),
+                          indent - 1);
+      if (args.histogram) {
+        std::string hist = str_histogram(values, std::nullopt);
+        if (!hist.empty()) out += "\n" + indent_block(hist, indent);
+      }
+      if (args.show_values) out += "\n" + indent_block(numpy_array_str(tensor), indent);
+    }
+    if (indent == 2) out += "\n";
+    if (!args.all) break;
+  }
+  return out;
+}
+
+std::string strip(const std::string& s) {
+  size_t b = s.find_first_not_of(" \n");
+  size_t e = s.find_last_not_of(" \n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+int run_inspect_data(const InspectDataArgs& args) {
+  std::string text = io::read_file(args.path);
+  // Run results are an object with the RunResults marker; inputs are a list of feeds.
+  bool is_results = false;
+  try {
+    auto j = nlohmann::json::parse(text);
+    is_results = j.is_object();
+  } catch (const nlohmann::json::exception& e) {
+    fail("failed to read '{}' as JSON: {}; expected a file written by --save-inputs or "
+         "--save-outputs",
+         args.path, e.what());
+  }
+  std::string out;
+  if (is_results) {
+    RunResults results = io::run_results_from_json(text);
+    out += fmt::format("==== Run Results ({} runners) ====\n\n", results.size());
+    size_t width = 0;
+    for (const auto& [name, its] : results) width = std::max(width, name.size());
+    for (const auto& [name, its] : results) {
+      std::vector<TensorMap> outputs;
+      for (const auto& it : its) outputs.push_back(it.outputs);
+      out += fmt::format("---- {:<{}} ({} iterations) ----\n", name, width, its.size());
+      out += str_from_iterations(outputs, args) + "\n";
+    }
+  } else {
+    std::vector<TensorMap> feeds = io::inputs_from_json(text);
+    out += fmt::format("==== Data ({} iterations) ====\n", feeds.size());
+    out += str_from_iterations(feeds, args) + "\n";
+  }
+  logger().info("{}", strip(out));
+  return 0;
+}
+
+}  // namespace parity::cli
