@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 
 namespace parity::ref {
@@ -51,18 +53,71 @@ double read_scalar(const Tensor& t, std::string_view what) {
       what);
 }
 
+namespace {
+
+// Large buffers come from the kernel as fresh pages, and touching them the first time costs
+// more than most kernels' own work (a page fault per 4 KiB). Buffers freed by earlier values
+// are therefore kept, up to a bound, and handed out again for the same size: a model run
+// repeatedly reuses the same memory.
+class BufferCache {
+ public:
+  static BufferCache& get() {
+    static BufferCache* cache = new BufferCache();  // never destroyed: tensors may outlive main
+    return *cache;
+  }
+
+  void* take(size_t bytes) {
+    if (bytes >= kMinBytes) {
+      std::lock_guard lock(mutex_);
+      auto it = free_.find(bytes);
+      if (it != free_.end()) {
+        void* p = it->second;
+        free_.erase(it);
+        cached_bytes_ -= bytes;
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(kAlignment, bytes);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+
+  void give_back(void* p, size_t bytes) {
+    if (bytes >= kMinBytes) {
+      std::lock_guard lock(mutex_);
+      if (cached_bytes_ + bytes <= kMaxCachedBytes) {
+        free_.emplace(bytes, p);
+        cached_bytes_ += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  static constexpr size_t kAlignment = 64;
+
+ private:
+  static constexpr size_t kMinBytes = size_t{1} << 20;
+  static constexpr size_t kMaxCachedBytes = size_t{256} << 20;
+  std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  size_t cached_bytes_ = 0;
+};
+
+}  // namespace
+
 Tensor uninitialized_tensor(DataType dtype, Shape shape) {
   if (dtype == DataType::kString) return Tensor(dtype, std::move(shape));
   for (int64_t d : shape)
     if (d < 0)
       fail("failed to create a tensor of shape {}: every dimension must be 0 or more",
            shape_str(shape));
-  constexpr size_t kAlignment = 64;
+  constexpr size_t kAlignment = BufferCache::kAlignment;
   size_t bytes = dtype_storage_bytes(dtype, static_cast<size_t>(shape_numel(shape)));
   size_t rounded = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (!p) throw std::bad_alloc();
-  std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  void* p = BufferCache::get().take(rounded);
+  std::shared_ptr<const void> owner(
+      p, [rounded](const void* q) { BufferCache::get().give_back(const_cast<void*>(q), rounded); });
   return Tensor::borrow(dtype, std::move(shape), p, std::move(owner));
 }
 

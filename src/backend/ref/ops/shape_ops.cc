@@ -3,7 +3,7 @@
 // move elements by size, so they serve every element type, strings included.
 #include <cstring>
 
-#include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/movement_util.h"
 
 namespace parity::ref {
 namespace {
@@ -130,44 +130,15 @@ class Transpose : public Kernel {
       ctx.fail("attribute 'perm' [{}] has {} values; the input of shape {} needs {}",
                fmt::join(perm_, ", "), perm.size(), shape_str(x.shape()), rank);
     perm = normalize_axes(perm, rank, "perm");
-    return {dispatch_storage(
-        x.dtype(), [&]<typename S>() { return transpose<S>(x, perm); }, "input 'data'")};
-  }
-
- private:
-  template <typename S>
-  static Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm) {
-    const size_t rank = perm.size();
     Shape out_shape(rank), in_strides = strides_of(x.shape()), src_strides(rank);
-    for (size_t d = 0; d < rank; ++d) {
+    for (int64_t d = 0; d < rank; ++d) {
       out_shape[d] = x.shape()[perm[d]];
       src_strides[d] = in_strides[perm[d]];  // input stride along output dim d
     }
-    Tensor y = uninitialized_tensor(x.dtype(), out_shape);
-    const S* src = static_cast<const S*>(x.raw_data());
-    S* dst = static_cast<S*>(y.raw_data());
-    const int64_t numel = y.numel();
-    if (numel == 0) return y;
-    if (rank == 0) {
-      dst[0] = src[0];
-      return y;
-    }
-    const int64_t inner = out_shape[rank - 1], inner_stride = src_strides[rank - 1];
-    const int64_t rows = numel / inner;
-    parallel_for(rows, grain_for(inner), [&](int64_t b, int64_t e) {
-      for (int64_t row = b; row < e; ++row) {
-        int64_t off = 0, r = row;
-        for (size_t d = rank - 1; d-- > 0;) {
-          off += (r % out_shape[d]) * src_strides[d];
-          r /= out_shape[d];
-        }
-        S* out = dst + row * inner;
-        for (int64_t i = 0; i < inner; ++i) out[i] = src[off + i * inner_stride];
-      }
-    });
-    return y;
+    return {strided_copy(x, 0, out_shape, src_strides)};
   }
 
+ private:
   std::vector<int64_t> perm_;
 };
 // Versions 1, 13, 21, 23 (types).
