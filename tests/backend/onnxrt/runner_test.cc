@@ -115,7 +115,8 @@ TEST(OnnxrtRunner, ErrorOnWrongDtype) {
     runner->infer(feed);
     FAIL() << "an int32 feed for a float32 input must be refused";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Received unexpected dtype"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Received unexpected dtype"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -128,7 +129,8 @@ TEST(OnnxrtRunner, ErrorOnWrongShape) {
     runner->infer(feed);
     FAIL() << "a (1, 1, 3, 2) feed for a (1, 1, 2, 2) input must be refused";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Received incompatible shape"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Received incompatible shape"), std::string::npos)
+        << e.what();
   }
 }
 
