@@ -45,8 +45,17 @@ int main(int argc, char** argv) {
   InspectDataArgs data_args;
   CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
 
+  // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
+  // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option
+  // reads as the value for the default key "" (the text after the last colon).
+  std::vector<std::string> tokens;
+  for (int i = argc - 1; i >= 1; --i) {
+    std::string t = argv[i];
+    if (t.size() >= 2 && t.front() == '[' && t.back() == ']') t = ":" + t;
+    tokens.push_back(std::move(t));
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(tokens);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -102,7 +102,7 @@ std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cac
           "warm-up run(s)",
           options.warm_up);
     } else {
-      const TensorMap feed = coerce_feed(cache[0], meta);
+      const TensorMap feed = first_runner ? cache[0] : coerce_feed(cache[0], meta);
       for (int64_t i = 0; i < options.warm_up; ++i) runner.infer(feed);
     }
     logger().finish("{} | Finished {} warm-up run(s)", name, options.warm_up);
@@ -112,7 +112,11 @@ std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cac
   iterations.reserve(cache.size());
   double total_runtime = 0;
   for (const TensorMap& cached : cache) {
-    const TensorMap feed = coerce_feed(cached, meta);
+    // The first runner gets the feeds exactly as the user or the data loader gave them, so a
+    // feed file that does not fit the model is an error (Polygraphy renames and casts it with a
+    // warning, which hides a wrong file). Later runners may expect other names or types for the
+    // same data, so they get the feeds fitted to them.
+    const TensorMap feed = first_runner ? cached : coerce_feed(cached, meta);
     logger().log_once(Severity::kInfo, fmt::format("{}\n---- Inference Input(s) ----\n{}", name,
                                                    metadata_of(feed).str()));
     TensorMap outputs = runner.infer(feed);
