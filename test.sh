@@ -8,8 +8,10 @@ BUILD=${PARITY_BUILD_DIR:-$ROOT/build}
 JOBS=${PARITY_JOBS:-$(nproc)}
 
 scripts/install-deps.sh || exit 1
-scripts/install-onnxruntime.sh 1.30.0 >/dev/null || exit 1
-scripts/install-onnxruntime.sh 1.17.0 >/dev/null || exit 1
+# ONNX Runtime from npm: 1.30.0 is the one Parity uses; the tests also run against 1.17.0 to
+# prove the range of versions the hand-declared C API supports.
+scripts/install-onnxruntime.sh 1.30.0 deps/onnxruntime-1.30.0 >/dev/null || exit 1
+scripts/install-onnxruntime.sh 1.17.0 deps/onnxruntime-1.17.0 >/dev/null || exit 1
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release || exit 1

@@ -106,19 +106,18 @@ void TensorMap::set(const std::string& name, Tensor t) {
     *existing = std::move(t);
     return;
   }
+  index_.emplace(name, entries_.size());
   entries_.emplace_back(name, std::move(t));
 }
 
 const Tensor* TensorMap::find(const std::string& name) const {
-  for (const auto& [n, t] : entries_)
-    if (n == name) return &t;
-  return nullptr;
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &entries_[it->second].second;
 }
 
 Tensor* TensorMap::find(const std::string& name) {
-  for (auto& [n, t] : entries_)
-    if (n == name) return &t;
-  return nullptr;
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &entries_[it->second].second;
 }
 
 const Tensor& TensorMap::at(const std::string& name) const {
@@ -127,12 +126,12 @@ const Tensor& TensorMap::at(const std::string& name) const {
 }
 
 bool TensorMap::erase(const std::string& name) {
-  for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->first == name) {
-      entries_.erase(it);
-      return true;
-    }
-  return false;
+  auto it = index_.find(name);
+  if (it == index_.end()) return false;
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(it->second));
+  index_.clear();
+  for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+  return true;
 }
 
 std::vector<std::string> TensorMap::names() const {

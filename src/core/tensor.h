@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -109,7 +110,8 @@ class Tensor {
   void* data_ = nullptr;
 };
 
-// An ordered name → tensor map: graph outputs and feed dicts keep the model's order.
+// An ordered name → tensor map: graph outputs and feed dicts keep the model's order. Look-ups
+// go through a hash index, so a map of thousands of marked outputs stays linear to build.
 class TensorMap {
  public:
   using Entry = std::pair<std::string, Tensor>;
@@ -126,12 +128,14 @@ class TensorMap {
 
   auto begin() const { return entries_.begin(); }
   auto end() const { return entries_.end(); }
+  // Mutable iteration may change tensors, never names (the index would go stale).
   auto begin() { return entries_.begin(); }
   auto end() { return entries_.end(); }
   const Entry& operator[](size_t i) const { return entries_.at(i); }
 
  private:
   std::vector<Entry> entries_;
+  std::unordered_map<std::string, size_t> index_;  // name -> position in entries_
 };
 
 }  // namespace parity
