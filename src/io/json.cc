@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/base64.h"
+#include "io/json_parser.h"
 #include "io/npy.h"
 
 namespace parity::io {
@@ -305,14 +306,6 @@ IterationResult decode_iteration(const Json& j, const std::string& what) {
   return it;
 }
 
-Json parse(const std::string& text, const char* what) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::exception& e) {
-    fail("failed to parse {} as JSON: {}", what, e.what());
-  }
-}
-
 }  // namespace
 
 std::string run_results_to_json(const RunResults& results) {
@@ -342,7 +335,7 @@ std::string run_results_to_json(const RunResults& results) {
 }
 
 RunResults run_results_from_json(const std::string& text) {
-  Json j = parse(text, "inference results");
+  Json j = parse_json(text);
   std::string cls = class_of(j);
   if (cls != "RunResults") {
     if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&
@@ -388,7 +381,7 @@ std::string inputs_to_json(const std::vector<TensorMap>& feeds) {
 }
 
 std::vector<TensorMap> inputs_from_json(const std::string& text) {
-  Json j = parse(text, "input data");
+  Json j = parse_json(text);
   if (!j.is_array()) {
     std::string cls = class_of(j);
     if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&
