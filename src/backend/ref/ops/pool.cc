@@ -1,5 +1,5 @@
-// Pooling: MaxPool (with its optional Indices output), AveragePool, GlobalAveragePool and
-// GlobalMaxPool. Windows follow ONNX's geometry (kernel_util's window_geometry): pads or
+// Pooling: MaxPool (with its optional Indices output), AveragePool, LpPool, GlobalAveragePool,
+// GlobalMaxPool and GlobalLpPool. Windows follow ONNX's geometry (kernel_util's window_geometry): pads or
 // auto_pad, strides, dilations, ceil_mode. Maxima propagate NaN, as NumPy's max does;
 // averages sum in double and divide once.
 #include <cmath>
@@ -201,6 +201,76 @@ class AveragePool : public Kernel {
 // Versions 1, 7 (count_include_pad), 10 (ceil_mode), 11, 19 (dilations), 22 (bfloat16).
 PARITY_REF_OP("", "AveragePool", 1, kOpsetMax, AveragePool);
 
+// The p of LpPool and GlobalLpPool: a float attribute at version 1, an int from version 2.
+double read_p(const OpContext& ctx) {
+  const ir::Attribute* a = ctx.attr("p");
+  const double p = a && a->type == ir::Attribute::Type::kFloat ? ctx.attr_float("p")
+                                                                : double(ctx.attr_int("p", 2));
+  if (!(p > 0)) ctx.fail("attribute 'p' is {}; it must be positive", p);
+  return p;
+}
+
+// (sum |x|^p)^(1/p) in double, with the common p = 1 and p = 2 kept exact.
+struct LpNorm {
+  double p;
+  double term(double v) const {
+    return p == 1 ? std::abs(v) : p == 2 ? v * v : std::pow(std::abs(v), p);
+  }
+  double finish(double sum) const {
+    return p == 1 ? sum : p == 2 ? std::sqrt(sum) : std::pow(sum, 1.0 / p);
+  }
+};
+
+// LpPool: the p-norm of each window; padding contributes zeros.
+class LpPool : public Kernel {
+ public:
+  explicit LpPool(const OpContext& ctx)
+      : window_(read_window_attrs(ctx, /*with_ceil_mode=*/ctx.opset() >= 18)),
+        kernel_(ctx.attr_ints("kernel_shape")),
+        norm_{read_p(ctx)} {}
+
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "X");
+    check_rank(x, 3, 5, "input X");
+    Shape spatial(x.shape().begin() + 2, x.shape().end());
+    WindowGeometry geometry = window_geometry(window_, spatial, kernel_);
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return pool<T>(x, geometry); }, "input X")};
+  }
+
+ private:
+  template <typename T>
+  Tensor pool(const Tensor& x, const WindowGeometry& geometry) const {
+    const WindowGeometry g = window_as_3d(geometry);
+    const int64_t planes = x.shape()[0] * x.shape()[1];
+    const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
+    const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
+    Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps& td, const Taps& th,
+                                   const Taps& tw) {
+      const T* plane = src + p * in_size;
+      double sum = 0;
+      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
+          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
+            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
+                          w = tw.start + c * tw.step;
+            sum += norm_.term(to_double(plane[(d * g.in[1] + h) * g.in[2] + w]));
+          }
+      dst[p * out_size + o] = narrow<T>(norm_.finish(sum));
+    });
+    return y;
+  }
+
+  WindowAttrs window_;
+  std::vector<int64_t> kernel_;
+  LpNorm norm_;
+};
+// Versions 1 (float p), 2 (int p), 11 (auto_pad rules), 18 (ceil_mode, dilations), 22.
+PARITY_REF_OP("", "LpPool", 1, kOpsetMax, LpPool);
+
 // Global pooling: one value per (batch, channel) over every spatial element.
 template <bool kMax>
 class GlobalPool : public Kernel {
@@ -247,6 +317,42 @@ using GlobalMaxPool = GlobalPool<true>;
 // Versions 1, 22 (bfloat16).
 PARITY_REF_OP("", "GlobalAveragePool", 1, kOpsetMax, GlobalAveragePool);
 PARITY_REF_OP("", "GlobalMaxPool", 1, kOpsetMax, GlobalMaxPool);
+
+class GlobalLpPool : public Kernel {
+ public:
+  explicit GlobalLpPool(const OpContext& ctx) : norm_{read_p(ctx)} {}
+
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "X");
+    check_rank(x, 2, 64, "input X");
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return pool<T>(x); }, "input X")};
+  }
+
+ private:
+  template <typename T>
+  Tensor pool(const Tensor& x) const {
+    Shape out_shape = {x.shape()[0], x.shape()[1]};
+    out_shape.resize(x.shape().size(), 1);
+    const int64_t planes = x.shape()[0] * x.shape()[1];
+    const int64_t size = dims_product(x.shape(), 2, x.rank());
+    Tensor y = uninitialized_tensor(x.dtype(), out_shape);
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    parallel_for(planes, grain_for(size), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        double sum = 0;
+        for (int64_t i = 0; i < size; ++i) sum += norm_.term(to_double(src[p * size + i]));
+        dst[p] = narrow<T>(norm_.finish(sum));
+      }
+    });
+    return y;
+  }
+
+  LpNorm norm_;
+};
+// Versions 1 (float p), 2 (int p), 22 (bfloat16).
+PARITY_REF_OP("", "GlobalLpPool", 1, kOpsetMax, GlobalLpPool);
 
 }  // namespace
 }  // namespace parity::ref
