@@ -1,6 +1,7 @@
-// Shape manipulation: Reshape, Flatten, Shape, Transpose, Concat. Reshape and Flatten return
-// views of their input's buffer (values are never written once made); Transpose and Concat
-// move elements by size, so they serve every element type, strings included.
+// Shape manipulation: Reshape, Flatten, Shape, Size, Squeeze, Unsqueeze, Transpose, Concat,
+// Split, Expand, Tile. Reshape, Flatten, Squeeze and Unsqueeze return views of their input's
+// buffer (values are never written once made); the others move elements by size, so they serve
+// every element type, strings included.
 #include <cstring>
 
 #include "backend/ref/ops/movement_util.h"
@@ -116,6 +117,96 @@ class ShapeOp : public Kernel {
 // Versions 1, 13, 15 (start, end), 19, 21, 23 (types).
 PARITY_REF_OP("", "Shape", 1, kOpsetMax, ShapeOp);
 
+class Size : public Kernel {
+ public:
+  explicit Size(const OpContext&) {}
+  Outputs run(const Inputs& in, RunContext&) override {
+    return {Tensor::scalar<int64_t>(input_tensor(in, 0, "data").numel())};
+  }
+};
+// Versions 1, 13, 19, 21, 23 (types).
+PARITY_REF_OP("", "Size", 1, kOpsetMax, Size);
+
+// The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from 13 on.
+class AxesSource {
+ public:
+  AxesSource(const OpContext& ctx, size_t input_index) : from_input_(ctx.opset() >= 13) {
+    if (!from_input_) {
+      if (ctx.has_attr("axes")) axes_ = ctx.attr_ints("axes");
+    } else if (const Tensor* t = ctx.constant_input(input_index)) {
+      axes_ = read_int64s(*t, "input 'axes'");
+    }
+    input_index_ = input_index;
+  }
+  // The axes, or nullopt when none are given.
+  std::optional<std::vector<int64_t>> get(const Inputs& in) const {
+    if (axes_ || !from_input_) return axes_;
+    const Tensor* t = optional_input(in, input_index_, "axes");
+    if (!t) return std::nullopt;
+    return read_int64s(*t, "input 'axes'");
+  }
+
+ private:
+  bool from_input_;
+  size_t input_index_ = 1;
+  std::optional<std::vector<int64_t>> axes_;
+};
+
+class Squeeze : public Kernel {
+ public:
+  explicit Squeeze(const OpContext& ctx) : axes_(ctx, 1) {}
+
+  Outputs run(const Inputs& in, RunContext& ctx) override {
+    const Tensor& x = input_tensor(in, 0, "data");
+    const Shape& shape = x.shape();
+    std::vector<bool> drop(shape.size(), false);
+    if (auto axes = axes_.get(in)) {
+      for (int64_t a : normalize_axes(*axes, x.rank())) {
+        if (shape[a] != 1)
+          ctx.fail("axis {} of the input of shape {} has size {}; only axes of size 1 can be "
+                   "squeezed",
+                   a, shape_str(shape), shape[a]);
+        drop[a] = true;
+      }
+    } else {
+      for (size_t d = 0; d < shape.size(); ++d) drop[d] = shape[d] == 1;
+    }
+    Shape out;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (!drop[d]) out.push_back(shape[d]);
+    return {x.reshaped(out)};
+  }
+
+ private:
+  AxesSource axes_;
+};
+// Versions 1 (axes attribute), 11 (negative axes), 13 (axes input), 21, 23 (types).
+PARITY_REF_OP("", "Squeeze", 1, kOpsetMax, Squeeze);
+
+class Unsqueeze : public Kernel {
+ public:
+  explicit Unsqueeze(const OpContext& ctx) : axes_(ctx, 1) {}
+
+  Outputs run(const Inputs& in, RunContext& ctx) override {
+    const Tensor& x = input_tensor(in, 0, "data");
+    auto axes = axes_.get(in);
+    if (!axes) ctx.fail("it has no axes; Unsqueeze needs the axes to insert");
+    // Axes count in the output, whose rank is the input's plus the number of axes.
+    const int64_t out_rank = x.rank() + static_cast<int64_t>(axes->size());
+    std::vector<bool> inserted(out_rank, false);
+    for (int64_t a : normalize_axes(*axes, out_rank)) inserted[a] = true;
+    Shape out;
+    size_t next = 0;
+    for (int64_t d = 0; d < out_rank; ++d) out.push_back(inserted[d] ? 1 : x.shape()[next++]);
+    return {x.reshaped(out)};
+  }
+
+ private:
+  AxesSource axes_;
+};
+// Versions 1 (axes attribute), 11 (negative axes), 13 (axes input), 21, 23 (types).
+PARITY_REF_OP("", "Unsqueeze", 1, kOpsetMax, Unsqueeze);
+
 class Transpose : public Kernel {
  public:
   explicit Transpose(const OpContext& ctx) : perm_(ctx.attr_ints("perm", {})) {}
@@ -208,6 +299,178 @@ class Concat : public Kernel {
 };
 // Versions 1 (axis optional), 4 (axis required), 11 (negative axis), 13.
 PARITY_REF_OP("", "Concat", 1, kOpsetMax, Concat);
+
+class Split : public Kernel {
+ public:
+  explicit Split(const OpContext& ctx)
+      : axis_(ctx.attr_int("axis", 0)), opset_(ctx.opset()) {
+    // The sizes come from the 'split' attribute (versions 1 to 11) or from input 1 (version 1,
+    // and 13 on); version 18 adds num_outputs for parts of ceil(dim / n).
+    if (opset_ < 13 && ctx.has_attr("split")) split_ = ctx.attr_ints("split");
+    if ((opset_ < 2 || opset_ >= 13) && ctx.has_input(1)) {
+      split_input_ = true;
+      if (const Tensor* t = ctx.constant_input(1)) split_ = read_int64s(*t, "input 'split'");
+    }
+    if (opset_ >= 18 && ctx.has_attr("num_outputs")) {
+      num_outputs_ = ctx.attr_int("num_outputs");
+      if (split_input_)
+        ctx.fail("it has both input 'split' and attribute 'num_outputs'; give one of them");
+      if (*num_outputs_ != static_cast<int64_t>(ctx.num_outputs()))
+        ctx.fail("attribute 'num_outputs' is {} but the node has {} outputs; they must be equal",
+                 *num_outputs_, ctx.num_outputs());
+    }
+    if (ctx.num_outputs() < 1) ctx.fail("it has no outputs; it needs 1 or more");
+    num_parts_ = static_cast<int64_t>(ctx.num_outputs());
+  }
+
+  Outputs run(const Inputs& in, RunContext& ctx) override {
+    const Tensor& x = input_tensor(in, 0, "input");
+    const int64_t axis = normalize_axis(axis_, x.rank());
+    const int64_t dim = x.shape()[axis];
+    std::vector<int64_t> sizes = part_sizes(in, dim, ctx);
+    Outputs out;
+    const int64_t outer = dims_product(x.shape(), 0, axis);
+    const int64_t inner = dims_product(x.shape(), axis + 1, x.rank());
+    int64_t begin = 0;
+    for (int64_t size : sizes) {
+      Shape part_shape = x.shape();
+      part_shape[axis] = size;
+      // Part = the rows [begin, begin + size) of the axis: a strided copy of x.
+      out.push_back(strided_copy(x, begin * inner, {outer, size * inner}, {dim * inner, 1})
+                        .reshaped(part_shape));
+      begin += size;
+    }
+    return out;
+  }
+
+ private:
+  std::vector<int64_t> part_sizes(const Inputs& in, int64_t dim, RunContext& ctx) const {
+    std::vector<int64_t> sizes;
+    if (split_) {
+      sizes = *split_;
+    } else if (split_input_) {
+      sizes = read_int64s(input_tensor(in, 1, "split"), "input 'split'");
+    } else if (num_outputs_) {
+      const int64_t chunk = (dim + num_parts_ - 1) / num_parts_;  // the last part is smaller
+      for (int64_t i = 0, left = dim; i < num_parts_; ++i, left -= chunk)
+        sizes.push_back(std::clamp<int64_t>(left, 0, chunk));
+      return sizes;
+    } else {
+      if (dim % num_parts_ != 0)
+        ctx.fail("axis of size {} cannot be split into {} equal parts; give 'split'{}", dim,
+                 num_parts_, opset_ >= 18 ? " or 'num_outputs'" : "");
+      return std::vector<int64_t>(static_cast<size_t>(num_parts_), dim / num_parts_);
+    }
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      if (s < 0) ctx.fail("split [{}] has a negative size; sizes must be 0 or more",
+                          fmt::join(sizes, ", "));
+      total += s;
+    }
+    if (static_cast<int64_t>(sizes.size()) != num_parts_ || total != dim)
+      ctx.fail("split [{}] has {} parts summing to {}; the node has {} outputs and the axis "
+               "has size {}",
+               fmt::join(sizes, ", "), sizes.size(), total, num_parts_, dim);
+    return sizes;
+  }
+
+  int64_t axis_, opset_;
+  int64_t num_parts_ = 1;
+  bool split_input_ = false;
+  std::optional<std::vector<int64_t>> split_;
+  std::optional<int64_t> num_outputs_;
+};
+// Versions 1 (split attribute or input), 2 (attribute), 11 (negative axis), 13 (input),
+// 18 (num_outputs).
+PARITY_REF_OP("", "Split", 1, kOpsetMax, Split);
+
+class Expand : public Kernel {
+ public:
+  explicit Expand(const OpContext&) {}
+
+  Outputs run(const Inputs& in, RunContext& ctx) override {
+    const Tensor& x = input_tensor(in, 0, "input");
+    Shape requested = read_int64s(input_tensor(in, 1, "shape"), "input 'shape'");
+    for (int64_t d : requested)
+      if (d < 0)
+        ctx.fail("shape {} has a negative dim; dims must be 0 or more", shape_str(requested));
+    // Bidirectional broadcast: a requested 1 keeps the input's dim.
+    Shape out = broadcast_shapes({x.shape(), requested});
+    const size_t offset = out.size() - x.shape().size();
+    Shape in_strides = strides_of(x.shape()), strides(out.size(), 0);
+    for (size_t d = 0; d < x.shape().size(); ++d)
+      strides[offset + d] = x.shape()[d] == 1 ? 0 : in_strides[d];
+    return {strided_copy(x, 0, out, strides)};
+  }
+};
+// Versions 8, 13 (types).
+PARITY_REF_OP("", "Expand", 8, kOpsetMax, Expand);
+
+class Tile : public Kernel {
+ public:
+  explicit Tile(const OpContext& ctx) : opset_(ctx.opset()) {}
+
+  Outputs run(const Inputs& in, RunContext& ctx) override {
+    const Tensor& x = input_tensor(in, 0, "input");
+    std::vector<int64_t> repeats;
+    if (opset_ < 6) {
+      // Version 1: 'tiles' copies along the one axis given by input 'axis'.
+      const int64_t tiles = read_int64s(input_tensor(in, 1, "tiles"), "input 'tiles'").at(0);
+      const int64_t axis = normalize_axis(
+          read_int64s(input_tensor(in, 2, "axis"), "input 'axis'").at(0), x.rank());
+      repeats.assign(x.shape().size(), 1);
+      repeats[axis] = tiles;
+    } else {
+      repeats = read_int64s(input_tensor(in, 1, "repeats"), "input 'repeats'");
+    }
+    if (static_cast<int64_t>(repeats.size()) != x.rank())
+      ctx.fail("repeats [{}] has {} values; the input of shape {} needs {}",
+               fmt::join(repeats, ", "), repeats.size(), shape_str(x.shape()), x.rank());
+    Shape out = x.shape();
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (repeats[d] < 0)
+        ctx.fail("repeats [{}] has a negative count; counts must be 0 or more",
+                 fmt::join(repeats, ", "));
+      out[d] *= repeats[d];
+    }
+    return {dispatch_storage(x.dtype(), [&]<typename S>() { return tile<S>(x, out); },
+                             "input 'input'")};
+  }
+
+ private:
+  template <typename S>
+  static Tensor tile(const Tensor& x, const Shape& out) {
+    Tensor y = uninitialized_tensor(x.dtype(), out);
+    const int64_t numel = y.numel();
+    if (numel == 0) return y;
+    if (out.empty()) return x.clone();
+    const S* src = static_cast<const S*>(x.raw_data());
+    S* dst = static_cast<S*>(y.raw_data());
+    const Shape& in_shape = x.shape();
+    const Shape in_strides = strides_of(in_shape);
+    const size_t rank = out.size();
+    const int64_t inner = out[rank - 1], in_inner = in_shape[rank - 1];
+    parallel_for(numel / inner, grain_for(inner), [&](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        // Output index i reads input index i mod dim on every axis.
+        int64_t off = 0, r = row;
+        for (size_t d = rank - 1; d-- > 0;) {
+          off += (r % out[d]) % in_shape[d] * in_strides[d];
+          r /= out[d];
+        }
+        // The innermost axis is the input's row repeated.
+        S* o = dst + row * inner;
+        for (int64_t i = 0; i < inner; i += in_inner)
+          std::copy(src + off, src + off + in_inner, o + i);
+      }
+    });
+    return y;
+  }
+
+  int64_t opset_;
+};
+// Versions 1 (tiles and axis inputs), 6 (repeats input), 13.
+PARITY_REF_OP("", "Tile", 1, kOpsetMax, Tile);
 
 }  // namespace
 }  // namespace parity::ref
