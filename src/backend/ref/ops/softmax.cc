@@ -1,5 +1,5 @@
 // Softmax and LogSoftmax, in double: y = exp(x - max) / sum(exp(x - max)), and
-// log y = (x - max) - log(sum(exp(x - max))).
+// log y = (x - max) - log(sum(exp(x - max))). Hardmax: 1 at the first maximum, 0 elsewhere.
 //
 // Before opset 13 the input is seen as a 2-D matrix [prod(dims before axis), prod(the rest)]
 // and each row is normalised (axis defaults to 1); from opset 13 the normalisation runs along
@@ -12,6 +12,21 @@
 namespace parity::ref {
 namespace {
 
+// The shape a normalisation axis sees: `outer` blocks of `n` values along the axis, `inner`
+// apart. Before opset 13 the input is a 2-D matrix [prod(dims before axis), prod(the rest)].
+struct AxisLayout {
+  int64_t outer, n, inner;
+};
+
+AxisLayout axis_layout(const Shape& shape, int64_t axis_attr, bool coerce_2d) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  // A scalar is a single element along an implied axis.
+  const int64_t axis = rank == 0 ? 0 : normalize_axis(axis_attr, rank);
+  const int64_t outer = dims_product(shape, 0, axis);
+  if (coerce_2d) return {outer, dims_product(shape, axis, rank), 1};
+  return {outer, rank == 0 ? 1 : shape[axis], dims_product(shape, axis + 1, rank)};
+}
+
 template <bool kLog, bool kCoerce2d>
 class Softmax : public Kernel {
  public:
@@ -19,15 +34,10 @@ class Softmax : public Kernel {
 
   Outputs run(const Inputs& in, RunContext&) override {
     const Tensor& x = input_tensor(in, 0, "input");
-    const int64_t rank = x.rank();
-    // A scalar is a single element along an implied axis.
-    const int64_t axis = rank == 0 ? 0 : normalize_axis(axis_, rank);
-    const int64_t outer = dims_product(x.shape(), 0, axis);
-    const int64_t n = kCoerce2d ? dims_product(x.shape(), axis, rank)
-                                : (rank == 0 ? 1 : x.shape()[axis]);
-    const int64_t inner = kCoerce2d ? 1 : dims_product(x.shape(), axis + 1, rank);
+    const AxisLayout l = axis_layout(x.shape(), axis_, kCoerce2d);
     return {dispatch<FloatTypes>(
-        x.dtype(), [&]<typename T>() { return normalize<T>(x, outer, n, inner); }, "input")};
+        x.dtype(), [&]<typename T>() { return normalize<T>(x, l.outer, l.n, l.inner); },
+        "input")};
   }
 
  private:
@@ -79,6 +89,48 @@ PARITY_REF_OP("", "Softmax", 1, 12, SoftmaxV1);
 PARITY_REF_OP("", "Softmax", 13, kOpsetMax, SoftmaxV13);
 PARITY_REF_OP("", "LogSoftmax", 1, 12, LogSoftmaxV1);
 PARITY_REF_OP("", "LogSoftmax", 13, kOpsetMax, LogSoftmaxV13);
+
+// Hardmax: 1 at the first maximum along the axis, 0 elsewhere. A NaN counts as the maximum
+// (the first one wins), as in NumPy's argmax, which ONNX's reference implementation uses.
+template <bool kCoerce2d>
+class Hardmax : public Kernel {
+ public:
+  explicit Hardmax(const OpContext& ctx) : axis_(ctx.attr_int("axis", kCoerce2d ? 1 : -1)) {}
+
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "input");
+    const AxisLayout l = axis_layout(x.shape(), axis_, kCoerce2d);
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return hardmax<T>(x, l); }, "input")};
+  }
+
+ private:
+  template <typename T>
+  static Tensor hardmax(const Tensor& x, const AxisLayout& l) {
+    Tensor y(x.dtype(), x.shape());  // zero-filled
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    const T one = narrow<T>(1.0);
+    parallel_for(l.outer * l.inner, grain_for(l.n), [&](int64_t b, int64_t e) {
+      for (int64_t item = b; item < e; ++item) {
+        const int64_t base = (item / l.inner) * l.n * l.inner + item % l.inner;
+        int64_t best = 0;
+        double best_v = l.n > 0 ? to_double(src[base]) : 0;
+        for (int64_t k = 1; k < l.n && !std::isnan(best_v); ++k) {
+          const double v = to_double(src[base + k * l.inner]);
+          if (v > best_v || std::isnan(v)) best = k, best_v = v;
+        }
+        if (l.n > 0) dst[base + best * l.inner] = one;
+      }
+    });
+    return y;
+  }
+
+  int64_t axis_;
+};
+// Versions 1, 11 (coerced to 2-D), 13 (one axis).
+PARITY_REF_OP("", "Hardmax", 1, 12, Hardmax<true>);
+PARITY_REF_OP("", "Hardmax", 13, kOpsetMax, Hardmax<false>);
 
 }  // namespace
 }  // namespace parity::ref

@@ -1,0 +1,223 @@
+// Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceLogSum, ReduceLogSumExp, ReduceSumSquare.
+//
+// Each output element combines its input elements in row-major order of the reduced axes, in
+// one chunk of parallel_for, so the bits do not depend on the thread count. Floating values
+// accumulate in double and round once; integers accumulate in 64 bits and wrap like NumPy's
+// sums when narrowed.
+//
+// Axes come from the `axes` attribute, or from the optional second input (ReduceSum from opset
+// 13, the others from 18). With no axes, every axis is reduced, unless noop_with_empty_axes is
+// set: then nothing is reduced and each output element is the reduction of its one input
+// element (so ReduceSumSquare squares and ReduceL1 takes absolute values, as ONNX's reference
+// implementation does; for Sum, Mean, Max and Min that is the input itself).
+//
+// Reducing an empty set of values gives the ONNX specification's identities: 0 for sums and
+// norms, 1 for products, -inf (or the type's lowest value) for Max, +inf (or its highest) for
+// Min, -inf for LogSum and LogSumExp; a mean of nothing is 0/0 = NaN (0 for integers).
+#include <cmath>
+#include <limits>
+
+#include "backend/ref/ops/kernel_util.h"
+
+namespace parity::ref {
+namespace {
+
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+
+using ReduceTypes = Concat<FloatTypes, TypeList<int32_t, int64_t, uint32_t, uint64_t>>;
+// ReduceMax and ReduceMin also take 8-bit integers (opset 12) and bool (opset 20).
+using ReduceMinMaxTypes = Concat<ReduceTypes, TypeList<int8_t, uint8_t, bool>>;
+
+// How one kind of reduction starts, combines a value and finishes, for element type T. Floating
+// types accumulate in double; integers in uint64 (two's complement, so signed sums wrap alike);
+// bool only in Max/Min.
+template <ReduceKind K, typename T>
+struct ReduceOp {
+  static constexpr bool kFloat = is_float_like_v<T>;
+  using Acc = std::conditional_t<kFloat, double,
+                                 std::conditional_t<std::is_same_v<T, bool>, bool, uint64_t>>;
+  using Wide = compute_t<T>;  // what widen() gives
+
+  static Acc init() {
+    if constexpr (K == ReduceKind::kProd) return Acc(1);
+    if constexpr (K == ReduceKind::kMax) {
+      if constexpr (kFloat) return -std::numeric_limits<double>::infinity();
+      else if constexpr (std::is_same_v<T, bool>) return false;
+      else return static_cast<Acc>(static_cast<Wide>(std::numeric_limits<T>::lowest()));
+    }
+    if constexpr (K == ReduceKind::kMin) {
+      if constexpr (kFloat) return std::numeric_limits<double>::infinity();
+      else if constexpr (std::is_same_v<T, bool>) return true;
+      else return static_cast<Acc>(static_cast<Wide>(std::numeric_limits<T>::max()));
+    }
+    return Acc(0);
+  }
+
+  static Acc combine(Acc acc, Wide v) {
+    if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) {
+      if constexpr (std::is_same_v<T, bool>) {
+        return K == ReduceKind::kMax ? (acc || v) : (acc && v);
+      } else if constexpr (kFloat) {
+        // NaN propagates, as in NumPy's maximum.reduce (the specification does not say).
+        if (std::isnan(acc)) return acc;
+        return (std::isnan(v) || (K == ReduceKind::kMax ? v > acc : v < acc)) ? v : acc;
+      } else {
+        const Wide a = static_cast<Wide>(acc);
+        return static_cast<Acc>(K == ReduceKind::kMax ? std::max(a, v) : std::min(a, v));
+      }
+    } else if constexpr (K == ReduceKind::kProd) {
+      return acc * static_cast<Acc>(v);
+    } else if constexpr (K == ReduceKind::kL1) {
+      if constexpr (std::is_unsigned_v<Wide>) return acc + v;
+      else return v < 0 ? acc - static_cast<Acc>(v) : acc + static_cast<Acc>(v);
+    } else if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) {
+      return acc + static_cast<Acc>(v) * static_cast<Acc>(v);
+    } else {  // Sum, Mean, LogSum
+      return acc + static_cast<Acc>(v);
+    }
+  }
+
+  // The accumulator as the value it stands for: double, or the signed/unsigned integer.
+  static auto value(Acc acc) {
+    if constexpr (kFloat || std::is_same_v<T, bool>) return acc;
+    else return static_cast<Wide>(acc);
+  }
+
+  // The result before rounding to T: double for floating types, else an integer (or bool).
+  static auto finish(Acc acc, int64_t count) {
+    if constexpr (K == ReduceKind::kMean) {
+      if constexpr (kFloat) return acc / static_cast<double>(count);
+      // NumPy's integer mean: true division, truncated by the cast back to the integer type.
+      else return count == 0 ? Wide(0) : value(acc) / static_cast<Wide>(count);
+    } else if constexpr (K == ReduceKind::kL2) {
+      return std::sqrt(static_cast<double>(value(acc)));
+    } else if constexpr (K == ReduceKind::kLogSum) {
+      return std::log(static_cast<double>(value(acc)));
+    } else {
+      return value(acc);
+    }
+  }
+};
+
+// The axes of a reduction: the attribute (older opsets) or the optional input (newer ones).
+class AxesSpec {
+ public:
+  AxesSpec(const OpContext& ctx, int64_t input_since)
+      : from_input_(ctx.opset() >= input_since),
+        noop_with_empty_axes_(from_input_ && ctx.attr_int("noop_with_empty_axes", 0) != 0) {
+    if (!from_input_) {
+      axes_ = ctx.attr_ints("axes", {});
+    } else if (ctx.has_input(1)) {
+      if (const Tensor* t = ctx.constant_input(1)) axes_ = read_int64s(*t, "input 'axes'");
+    } else {
+      axes_ = std::vector<int64_t>{};
+    }
+  }
+
+  std::vector<int64_t> get(const Inputs& in) const {
+    if (axes_) return *axes_;
+    const Tensor* t = optional_input(in, 1, "axes");
+    return t ? read_int64s(*t, "input 'axes'") : std::vector<int64_t>{};
+  }
+  bool noop_with_empty_axes() const { return noop_with_empty_axes_; }
+
+ private:
+  bool from_input_;
+  bool noop_with_empty_axes_;
+  std::optional<std::vector<int64_t>> axes_;  // known before running
+};
+
+template <ReduceKind K>
+class Reduce : public Kernel {
+ public:
+  explicit Reduce(const OpContext& ctx)
+      : axes_(ctx, K == ReduceKind::kSum ? 13 : 18), keepdims_(ctx.attr_int("keepdims", 1) != 0) {}
+
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "data");
+    std::vector<int64_t> axes = normalize_axes(axes_.get(in), x.rank(), "axes");
+    const bool noop = axes.empty() && axes_.noop_with_empty_axes();
+    auto go = [&]<typename T>() { return noop ? each_alone<T>(x) : reduce_axes<T>(x, axes); };
+    if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin)
+      return {dispatch<ReduceMinMaxTypes>(x.dtype(), go, "input 'data'")};
+    else
+      return {dispatch<ReduceTypes>(x.dtype(), go, "input 'data'")};
+  }
+
+ private:
+  template <typename T>
+  Tensor reduce_axes(const Tensor& x, const std::vector<int64_t>& axes) const {
+    Reduction r(x.shape(), axes, keepdims_);
+    if constexpr (K == ReduceKind::kLogSumExp) {
+      return log_sum_exp<T>(x, r);
+    } else {
+      using Op = ReduceOp<K, T>;
+      return reduce<T, T>(x, r, Op::init(), &Op::combine,
+                          [](typename Op::Acc acc, int64_t n) { return Op::finish(acc, n); });
+    }
+  }
+
+  // log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the maximum, so large values
+  // do not overflow; in double for every type.
+  template <typename T>
+  static Tensor log_sum_exp(const Tensor& x, const Reduction& r) {
+    Tensor y = uninitialized_tensor(x.dtype(), r.out_shape());
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    parallel_for(r.num_outputs(), grain_for(2 * r.count()), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        double m = -std::numeric_limits<double>::infinity();
+        r.for_each_input(o, [&](int64_t off) { m = std::max(m, to_double(src[off])); });
+        if (!std::isfinite(m)) {  // empty, all -inf, or +inf somewhere: the plain formula holds
+          double s = 0;
+          r.for_each_input(o, [&](int64_t off) { s += std::exp(to_double(src[off])); });
+          dst[o] = narrow<T>(std::log(s));
+          continue;
+        }
+        double s = 0;
+        r.for_each_input(o, [&](int64_t off) { s += std::exp(to_double(src[off]) - m); });
+        dst[o] = narrow<T>(m + std::log(s));
+      }
+    });
+    return y;
+  }
+
+  // noop_with_empty_axes: every element is reduced on its own.
+  template <typename T>
+  static Tensor each_alone(const Tensor& x) {
+    Tensor y = uninitialized_tensor(x.dtype(), x.shape());
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if constexpr (K == ReduceKind::kLogSumExp) {
+          dst[i] = narrow<T>(std::log(std::exp(to_double(src[i]))));
+        } else {
+          using Op = ReduceOp<K, T>;
+          dst[i] = narrow<T>(Op::finish(Op::combine(Op::init(), widen(src[i])), 1));
+        }
+      }
+    });
+    return y;
+  }
+
+  AxesSpec axes_;
+  bool keepdims_;
+};
+
+// Versions: 1, 11 (negative axes), 13 (ReduceSum: axes input; others: bfloat16), 18 (axes
+// input), 20 (ReduceMax/Min: bool). The attribute/input switch is read from the opset.
+PARITY_REF_OP("", "ReduceSum", 1, kOpsetMax, Reduce<ReduceKind::kSum>);
+PARITY_REF_OP("", "ReduceMean", 1, kOpsetMax, Reduce<ReduceKind::kMean>);
+PARITY_REF_OP("", "ReduceMax", 1, kOpsetMax, Reduce<ReduceKind::kMax>);
+PARITY_REF_OP("", "ReduceMin", 1, kOpsetMax, Reduce<ReduceKind::kMin>);
+PARITY_REF_OP("", "ReduceProd", 1, kOpsetMax, Reduce<ReduceKind::kProd>);
+PARITY_REF_OP("", "ReduceL1", 1, kOpsetMax, Reduce<ReduceKind::kL1>);
+PARITY_REF_OP("", "ReduceL2", 1, kOpsetMax, Reduce<ReduceKind::kL2>);
+PARITY_REF_OP("", "ReduceLogSum", 1, kOpsetMax, Reduce<ReduceKind::kLogSum>);
+PARITY_REF_OP("", "ReduceLogSumExp", 1, kOpsetMax, Reduce<ReduceKind::kLogSumExp>);
+PARITY_REF_OP("", "ReduceSumSquare", 1, kOpsetMax, Reduce<ReduceKind::kSumSquare>);
+
+}  // namespace
+}  // namespace parity::ref
