@@ -53,8 +53,8 @@ bool dtype_is_float(DataType t);    // any floating type incl. float8, bfloat16
 bool dtype_is_integer(DataType t);  // signed or unsigned integer incl. int4
 bool dtype_is_signed(DataType t);
 
-// NumPy descriptor for .npy files ('<f4', '|b1', '<U'...). Types without a NumPy equivalent
-// (bfloat16, float8, int4) use the names that ml_dtypes registers ('<V2' is avoided).
+// NumPy descriptor for .npy files ('<f4', '|b1', ...). Types NumPy itself lacks (bfloat16,
+// float8, int4) and strings have none: nullopt.
 std::optional<std::string> dtype_numpy_descr(DataType t);
 std::optional<DataType> dtype_from_numpy_descr(std::string_view descr);
 

@@ -25,7 +25,7 @@ struct bfloat16 {
 };
 
 // The four float8 types. `saturate` follows ONNX Cast-19: when true, values beyond the
-// largest finite value clamp to it (infinities too, for types without infinity); when false,
+// largest finite value, infinities included, clamp to ±max for all four types; when false,
 // they become infinity (E5M2) or NaN (the types without infinity).
 struct float8e4m3fn {
   uint8_t bits = 0;
