@@ -1,0 +1,1 @@
+"""Loaders and runners, one module per backend (Polygraphy's ``polygraphy.backend``)."""

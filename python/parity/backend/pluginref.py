@@ -1,0 +1,17 @@
+"""The reference backend (Polygraphy's ``polygraphy.backend.pluginref``), with every op of
+Parity's registry plus those added by ``parity.register`` and ``parity.load_plugin``."""
+from parity import _parity
+from parity.backend.base import BaseRunner
+
+
+class PluginRefRunner(BaseRunner):
+    """Runs a model on Parity's reference interpreter.
+
+    Args:
+        graph: A model (``parity._parity.Model``) or a loader that returns one, e.g.
+            ``GraphFromOnnx(OnnxFromPath("model.onnx"))``. Loaded when the runner is activated.
+        name (str): The runner's name; default "pluginref-runner-N<k>-<date>-<time>".
+    """
+
+    def __init__(self, graph, name=None):
+        super().__init__(_parity.make_pluginref_runner(graph, name or ""))

@@ -1,0 +1,117 @@
+"""Running, comparing and validating (Polygraphy's ``polygraphy.comparator``).
+
+``Comparator.run`` and ``compare_accuracy`` are Parity's C++ ones: the same log lines as
+``parity run``. A data loader may be ``DataLoader`` (Polygraphy's inputs bit for bit) or any
+iterable of feed dicts, such as a generator; a compare function may be one of ``CompareFunc``'s
+or any callable ``(IterationResult, IterationResult) -> {output name: bool}``.
+"""
+from parity import _parity
+from parity._parity import (
+    AccuracyResult,
+    DataLoader,
+    IterationResult,
+    OutputCompareResult,
+    RunResults,
+    TensorMetadata,
+)
+from parity.logger import G_LOGGER
+
+
+def _unsupported(what, value):
+    raise _parity.ParityUsageError(
+        f"failed to use {what}={value!r}: Parity does not support this option; leave it unset"
+    )
+
+
+class CompareFunc:
+    """Compare functions: ``simple`` (tolerances) and ``indices`` (top-K indices)."""
+
+    @staticmethod
+    def simple(check_shapes=None, rtol=None, atol=None, fail_fast=None, find_output_func=None,
+               check_error_stat=None, infinities_compare_equal=None, save_heatmaps=None,
+               show_heatmaps=None, save_error_metrics_plot=None, show_error_metrics_plot=None,
+               error_quantile=None):
+        """Polygraphy's ``CompareFunc.simple``: per-output ``rtol``/``atol`` (a number or a
+        dict with "" as the default), ``check_error_stat`` of elemwise/max/mean/median/quantile."""
+        for name, value in (("find_output_func", find_output_func),
+                            ("save_heatmaps", save_heatmaps), ("show_heatmaps", show_heatmaps),
+                            ("save_error_metrics_plot", save_error_metrics_plot),
+                            ("show_error_metrics_plot", show_error_metrics_plot)):
+            if value:
+                _unsupported(name, value)
+        return _parity.compare_func_simple(
+            True if check_shapes is None else bool(check_shapes), rtol, atol, bool(fail_fast),
+            check_error_stat, bool(infinities_compare_equal), error_quantile,
+        )
+
+    @staticmethod
+    def indices(index_tolerance=None, fail_fast=None):
+        """Polygraphy's ``CompareFunc.indices``: for outputs that are top-K indices."""
+        return _parity.compare_func_indices(index_tolerance, bool(fail_fast))
+
+
+class PostprocessFunc:
+    @staticmethod
+    def top_k(k=None):
+        """Replaces each output with the indices of its k largest values; ``k`` is an int,
+        ``(k, axis)``, or a dict of output name -> either ("" is the default)."""
+        return _parity.postprocess_top_k(10 if k is None else k)
+
+
+def _cpp_runner(runner):
+    cpp = getattr(runner, "_runner", None)
+    if not isinstance(cpp, _parity.Runner):
+        raise _parity.ParityUsageError(
+            f"failed to run {type(runner).__name__}: Comparator.run takes Parity's runners "
+            f"(PluginRefRunner, OnnxrtRunner)"
+        )
+    return cpp
+
+
+class Comparator:
+    @staticmethod
+    def run(runners, data_loader=None, warm_up=None, use_subprocess=None,
+            subprocess_timeout=None, subprocess_polling_interval=None, save_inputs_path=None):
+        """Runs every runner on the same feeds and returns RunResults."""
+        if use_subprocess:
+            _unsupported("use_subprocess", use_subprocess)
+        if not runners:
+            G_LOGGER.warning("No runners were provided to Comparator.run(). Inference will not be run.")
+            return RunResults()
+        return _parity.comparator_run(
+            [_cpp_runner(r) for r in runners], data_loader, int(warm_up or 0),
+            str(save_inputs_path or ""),
+        )
+
+    @staticmethod
+    def postprocess(run_results, postprocess_func):
+        """Applies a function to every IterationResult (in place); returns the results."""
+        _parity.comparator_postprocess(run_results, postprocess_func)
+        return run_results
+
+    @staticmethod
+    def default_comparisons(run_results):
+        return _parity.comparator_default_comparisons(run_results)
+
+    @staticmethod
+    def compare_accuracy(run_results, fail_fast=False, comparisons=None, compare_func=None):
+        """Compares consecutive runners (or the given index pairs); returns AccuracyResult."""
+        if comparisons is not None:
+            comparisons = [tuple(p) for p in comparisons]
+        return _parity.comparator_compare_accuracy(
+            run_results, bool(fail_fast), comparisons, compare_func
+        )
+
+    @staticmethod
+    def validate(run_results, check_inf=None, check_nan=None, fail_fast=None):
+        """Checks every output for NaN (and Inf on request); True when all are valid."""
+        return _parity.comparator_validate(
+            run_results, bool(check_inf), True if check_nan is None else bool(check_nan),
+            bool(fail_fast),
+        )
+
+
+__all__ = [
+    "AccuracyResult", "CompareFunc", "Comparator", "DataLoader", "IterationResult",
+    "OutputCompareResult", "PostprocessFunc", "RunResults", "TensorMetadata",
+]

@@ -1,0 +1,175 @@
+// Models, loaders, runners and ONNX Runtime sessions. The Python classes with Polygraphy's
+// names (parity/backend/*.py) are thin wrappers over these.
+#include "backend/onnxrt/runner.h"
+#include "backend/ref/plugin.h"
+#include "backend/ref/runner.h"
+#include "onnx/model_io.h"
+#include "py_util.h"
+
+namespace parity::python {
+
+namespace {
+
+onnx_io::LoadOptions load_options(const std::string& external_data_dir,
+                                  bool ignore_external_data) {
+  onnx_io::LoadOptions o;
+  o.external_data_dir = external_data_dir;
+  o.ignore_external_data = ignore_external_data;
+  return o;
+}
+
+OrtOptions ort_options(std::vector<std::string> providers,
+                       std::vector<std::string> provider_options, std::string lib_path,
+                       int intra_op_threads, int graph_optimization_level,
+                       std::vector<std::string> custom_op_libs) {
+  OrtOptions o;
+  o.providers = std::move(providers);
+  o.provider_options = std::move(provider_options);
+  o.lib_path = std::move(lib_path);
+  o.intra_op_threads = intra_op_threads;
+  o.graph_optimization_level = graph_optimization_level;
+  o.custom_op_libs = std::move(custom_op_libs);
+  return o;
+}
+
+std::vector<std::string> value_names(const std::vector<ir::ValueInfo>& values) {
+  std::vector<std::string> names;
+  for (const auto& v : values) names.push_back(v.name);
+  return names;
+}
+
+}  // namespace
+
+void bind_backend(py::module_& m) {
+  py::class_<ir::Model, ModelPtr>(m, "Model", "A loaded ONNX model (Parity's graph IR).")
+      .def_property_readonly("path", [](const ir::Model& x) { return x.path; })
+      .def_property_readonly("opsets", [](const ir::Model& x) { return x.opsets; })
+      .def_property_readonly("input_names",
+                             [](const ir::Model& x) { return value_names(x.graph.inputs); })
+      .def_property_readonly("output_names",
+                             [](const ir::Model& x) { return value_names(x.graph.outputs); })
+      .def_property_readonly("num_nodes", [](const ir::Model& x) { return x.graph.nodes.size(); })
+      .def("__repr__", [](const ir::Model& x) {
+        return fmt::format("<parity.Model '{}' with {} nodes, inputs [{}], outputs [{}]>",
+                           x.graph.name, x.graph.nodes.size(),
+                           fmt::join(value_names(x.graph.inputs), ", "),
+                           fmt::join(value_names(x.graph.outputs), ", "));
+      });
+
+  // The loaders' work, done at once (the Python loader classes call these from call_impl).
+  m.def(
+      "onnx_from_path",
+      [](const std::string& path, const std::string& external_data_dir,
+         bool ignore_external_data) {
+        py::gil_scoped_release nogil;
+        return OnnxFromPath(path, load_options(external_data_dir, ignore_external_data))();
+      },
+      py::arg("path"), py::arg("external_data_dir") = "", py::arg("ignore_external_data") = false);
+  m.def(
+      "onnx_from_bytes",
+      [](const py::bytes& bytes, const std::string& external_data_dir,
+         bool ignore_external_data) {
+        std::string data = bytes;
+        py::gil_scoped_release nogil;
+        return OnnxFromBytes(Loader<std::string>(std::move(data)),
+                             load_options(external_data_dir, ignore_external_data))();
+      },
+      py::arg("bytes"), py::arg("external_data_dir") = "",
+      py::arg("ignore_external_data") = false);
+  m.def("bytes_from_onnx", [](const ModelPtr& model) {
+    std::string bytes;
+    {
+      py::gil_scoped_release nogil;
+      bytes = onnx_io::serialize_model(*model);
+    }
+    return py::bytes(bytes);
+  });
+  m.def(
+      "modify_outputs",
+      [](const ModelPtr& model, std::vector<std::string> outputs, bool mark_all,
+         std::vector<std::string> exclude) {
+        py::gil_scoped_release nogil;
+        return onnx_io::modify_outputs(*model, outputs, mark_all, exclude);
+      },
+      py::arg("model"), py::arg("outputs"), py::arg("mark_all"), py::arg("exclude"));
+  m.def("save_onnx", [](const ModelPtr& model, const std::string& path) {
+    py::gil_scoped_release nogil;
+    onnx_io::save_model(*model, path);
+  });
+
+  py::class_<Runner, std::shared_ptr<Runner>>(m, "Runner")
+      .def_property_readonly("name", &Runner::name)
+      .def_property_readonly("is_active", &Runner::is_active)
+      .def("activate", &Runner::activate, py::call_guard<py::gil_scoped_release>())
+      .def("deactivate", &Runner::deactivate, py::call_guard<py::gil_scoped_release>())
+      .def("get_input_metadata", &Runner::input_metadata,
+           py::call_guard<py::gil_scoped_release>())
+      .def("last_inference_time", &Runner::last_inference_time)
+      .def(
+          "infer",
+          [](Runner& self, py::handle feed, bool check_inputs) {
+            TensorMap inputs = tensors_from_dict(feed, "input");
+            TensorMap outputs;
+            {
+              py::gil_scoped_release nogil;
+              outputs = self.infer(inputs, check_inputs);
+            }
+            return dict_from_tensors(outputs);
+          },
+          py::arg("feed_dict"), py::arg("check_inputs") = true);
+
+  m.def(
+      "make_pluginref_runner",
+      [](py::object graph, const std::string& name) -> std::shared_ptr<Runner> {
+        return std::make_shared<PluginRefRunner>(
+            loader_from_object<ModelPtr>(std::move(graph), "a parity.Model"), name);
+      },
+      py::arg("graph"), py::arg("name") = "");
+
+  py::class_<OrtSession, OrtSessionPtr>(m, "OrtSession", "A live ONNX Runtime session.")
+      .def_property_readonly("providers", &OrtSession::providers)
+      .def_property_readonly("output_names", &OrtSession::output_names)
+      .def("get_inputs", &OrtSession::input_metadata);
+
+  m.def(
+      "session_from_onnx",
+      [](py::object model, std::vector<std::string> providers,
+         std::vector<std::string> provider_options, std::string lib_path, int intra_op_threads,
+         int graph_optimization_level, std::vector<std::string> custom_op_libs) {
+        OrtOptions options = ort_options(std::move(providers), std::move(provider_options),
+                                         std::move(lib_path), intra_op_threads,
+                                         graph_optimization_level, std::move(custom_op_libs));
+        Loader<OrtSessionPtr> session;
+        if (py::isinstance<py::str>(model)) {
+          session = SessionFromOnnxPath(model.cast<std::string>(), options);
+        } else if (py::isinstance<py::bytes>(model)) {
+          session = SessionFromOnnxBytes(Loader<std::string>(model.cast<std::string>()), options);
+        } else {
+          session = SessionFromOnnx(Loader<ModelPtr>(model.cast<ModelPtr>()), options);
+        }
+        py::gil_scoped_release nogil;
+        return session();
+      },
+      py::arg("model"), py::arg("providers"), py::arg("provider_options"), py::arg("lib_path"),
+      py::arg("intra_op_threads"), py::arg("graph_optimization_level"),
+      py::arg("custom_op_libs"));
+
+  m.def(
+      "make_onnxrt_runner",
+      [](py::object session, const std::string& name) -> std::shared_ptr<Runner> {
+        return std::make_shared<OnnxrtRunner>(
+            loader_from_object<OrtSessionPtr>(std::move(session), "a parity OrtSession"), name);
+      },
+      py::arg("sess"), py::arg("name") = "");
+
+  m.def(
+      "load_plugin",
+      [](const std::string& path) {
+        ref::PluginInfo info = ref::load_plugin(path);
+        return info.ops;
+      },
+      py::arg("path"),
+      "Loads a C++ op plugin (plugin_api.h) and returns the ops it registered.");
+}
+
+}  // namespace parity::python
