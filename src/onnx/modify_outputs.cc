@@ -63,8 +63,9 @@ std::vector<std::string> markable_tensors(const ir::Graph& graph) {
   return names;
 }
 
-// The ValueInfoProto the file gives for `name` (value_info or an old output), or an empty
-// tensor type as Polygraphy's make_empty_tensor_value_info does.
+// The ValueInfoProto the file gives for `name` (value_info or an old output), or one with the
+// name alone. (Polygraphy writes an empty tensor type, i.e. element type 0, which ONNX allows
+// but ONNX Runtime refuses: "Invalid tensor data type 0".)
 ::onnx::ValueInfoProto output_proto(const ::onnx::GraphProto& g, const std::string& name) {
   for (const auto& v : g.output())
     if (v.name() == name && v.has_type()) return v;
@@ -72,7 +73,6 @@ std::vector<std::string> markable_tensors(const ir::Graph& graph) {
     if (v.name() == name && v.has_type()) return v;
   ::onnx::ValueInfoProto v;
   v.set_name(name);
-  v.mutable_type()->mutable_tensor_type();
   return v;
 }
 

@@ -54,32 +54,6 @@ bool has_external_data(const ::onnx::GraphProto& graph) {
   return false;
 }
 
-// ONNX lets a graph output carry no element type (Polygraphy marks outputs that way), but
-// ONNX Runtime refuses a tensor type whose element type is 0 ("Invalid tensor data type 0").
-bool is_untyped_tensor(const ::onnx::ValueInfoProto& v) {
-  return v.type().has_tensor_type() && v.type().tensor_type().elem_type() == 0;
-}
-
-// The serialized model, with element-type-less output types dropped (ONNX Runtime infers
-// them); the model itself is left as it is.
-std::string serialize_for_ort(const ir::Model& model) {
-  if (!model.proto || std::none_of(model.proto->graph().output().begin(),
-                                   model.proto->graph().output().end(), is_untyped_tensor))
-    return onnx_io::serialize_model(model);
-  ::onnx::ModelProto copy = *model.proto;
-  for (auto& v : *copy.mutable_graph()->mutable_output())
-    if (is_untyped_tensor(v)) v.clear_type();
-  if (copy.ByteSizeLong() > static_cast<size_t>(INT_MAX))
-    fail("failed to serialize model '{}' for ONNX Runtime: protobuf messages cannot exceed 2 GB; "
-         "save the model with its weights as external data instead",
-         model.graph.name);
-  std::string bytes;
-  if (!copy.SerializeToString(&bytes))
-    fail("failed to serialize model '{}' for ONNX Runtime: protobuf refused the message",
-         model.graph.name);
-  return bytes;
-}
-
 bool file_equals(const std::string& path, const std::string& bytes) {
   std::error_code ec;
   if (fs::file_size(path, ec) != bytes.size() || ec) return false;
@@ -149,7 +123,7 @@ class OrtSessionBuilder {
   }
 
   OrtSessionPtr from_model(const ir::Model& model) {
-    std::string bytes = serialize_for_ort(model);
+    std::string bytes = onnx_io::serialize_model(model);
     if (!model.proto || !has_external_data(model.proto->graph())) return from_bytes(bytes);
     // The weights stay in their files; only the small graph protobuf was serialized.
     if (!model.path.empty() && file_equals(model.path, bytes)) return from_path(model.path);
