@@ -1,66 +1,104 @@
-// Matrix products: MatMul (NumPy matmul semantics, batched with broadcasting) and Gemm.
-// Floating products accumulate in double over k in increasing order; integer products in
-// 64-bit modular arithmetic, which narrowing turns into NumPy's wrapping. Each output row is
-// computed by one chunk, so results do not depend on the thread count.
-#include "backend/ref/ops/kernel_util.h"
+// Matrix products: MatMul (NumPy matmul semantics, batched with broadcasting) and Gemm, and
+// the engine of matmul_util.h they share with the quantized products. Floating products
+// accumulate in double over k in increasing order; integer products in 64-bit modular
+// arithmetic, which narrowing turns into NumPy's wrapping. Each output element is computed by
+// one chunk, so results do not depend on the thread count.
+#include <cstring>
+
+#include "backend/ref/ops/matmul_util.h"
 
 namespace parity::ref {
+
+// The micro-kernel: a tile of R rows x kPanel columns of accumulators (two vectors of four per
+// row) held in registers while p walks k. Written with GCC vector types so that both the SSE2
+// baseline and the AVX2 clone vectorise it; neither may fuse multiply and add (the clones do
+// not enable FMA), so both give the same bits.
+template <typename V, typename Acc, int R>
+inline __attribute__((always_inline)) void tile_product(const Acc* a, int64_t k,
+                                                        const Acc* panel, Acc* c, int64_t ldc) {
+  V acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = V{};
+  for (int64_t p = 0; p < k; ++p) {
+    V b0, b1;
+    std::memcpy(&b0, panel + p * kPanel, sizeof(V));
+    std::memcpy(&b1, panel + p * kPanel + 4, sizeof(V));
+    for (int r = 0; r < R; ++r) {
+      const V av = V{} + a[r * k + p];
+      acc[r][0] += av * b0;
+      acc[r][1] += av * b1;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    std::memcpy(c + r * ldc, &acc[r][0], sizeof(V));
+    std::memcpy(c + r * ldc + 4, &acc[r][1], sizeof(V));
+  }
+}
+
+template <typename V, typename Acc>
+inline __attribute__((always_inline)) void panel_rows(const Acc* a, int64_t rows, int64_t k,
+                                                      const Acc* panel, Acc* c, int64_t ldc) {
+  int64_t r = 0;
+  for (; r + kMicroRows <= rows; r += kMicroRows)
+    tile_product<V, Acc, kMicroRows>(a + r * k, k, panel, c + r * ldc, ldc);
+  switch (rows - r) {
+    case 3: tile_product<V, Acc, 3>(a + r * k, k, panel, c + r * ldc, ldc); break;
+    case 2: tile_product<V, Acc, 2>(a + r * k, k, panel, c + r * ldc, ldc); break;
+    case 1: tile_product<V, Acc, 1>(a + r * k, k, panel, c + r * ldc, ldc); break;
+    default: break;
+  }
+}
+
+typedef double DoubleX4 __attribute__((vector_size(32)));
+typedef uint64_t Uint64X4 __attribute__((vector_size(32)));
+
+__attribute__((target_clones("avx2", "default")))
+void panel_product(const double* a, int64_t rows, int64_t k, const double* panel, double* c,
+                   int64_t ldc) {
+  panel_rows<DoubleX4>(a, rows, k, panel, c, ldc);
+}
+
+__attribute__((target_clones("avx2", "default")))
+void panel_product(const uint64_t* a, int64_t rows, int64_t k, const uint64_t* panel,
+                   uint64_t* c, int64_t ldc) {
+  panel_rows<Uint64X4>(a, rows, k, panel, c, ldc);
+}
+
+MatMulGeometry matmul_geometry(const Shape& a, const Shape& b, RunContext& ctx) {
+  if (a.empty() || b.empty())
+    ctx.fail("inputs have shapes {} and {}; MatMul needs rank 1 or more", shape_str(a),
+             shape_str(b));
+  Shape as = a, bs = b;
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  MatMulGeometry g;
+  g.m = as[as.size() - 2];
+  g.k = as.back();
+  g.n = bs.back();
+  if (bs[bs.size() - 2] != g.k)
+    ctx.fail("inputs have shapes {} and {}; A's last dim must equal B's second-to-last",
+             shape_str(a), shape_str(b));
+  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const Shape batch = broadcast_shapes({a_batch, b_batch});
+  g.out_shape = batch;
+  if (a.size() > 1) g.out_shape.push_back(g.m);
+  if (b.size() > 1) g.out_shape.push_back(g.n);
+  g.batches = shape_numel(batch);
+  g.b_count = shape_numel(b_batch);
+  g.a_batch.resize(g.batches);
+  g.b_batch.resize(g.batches);
+  Broadcast bc(batch, {a_batch, b_batch});
+  bc.for_each_run(0, g.batches, [&](int64_t o, const int64_t* offs, int64_t len) {
+    for (int64_t i = 0; i < len; ++i) {
+      g.a_batch[o + i] = offs[0] + i * bc.step(0);
+      g.b_batch[o + i] = offs[1] + i * bc.step(1);
+    }
+  });
+  return g;
+}
+
 namespace {
 
 using MatMulTypes = Concat<FloatTypes, IntTypes>;
-
-// Floating values accumulate in double; integers in uint64 (two's complement wraps alike).
-template <typename T>
-using acc_t = std::conditional_t<is_float_like_v<T>, double, uint64_t>;
-
-template <typename T>
-acc_t<T> to_acc(T v) {
-  if constexpr (is_float_like_v<T>)
-    return to_double(v);
-  else
-    return static_cast<uint64_t>(static_cast<compute_t<T>>(v));
-}
-
-// c[rows x n] = a[rows x k] * b[k x n], row-major. Columns go in tiles so the rows of c being
-// accumulated stay in the L1 cache while b's rows stream past; each element of c still sums
-// its products in increasing k.
-template <typename Acc>
-void matmul_rows(const Acc* a, const Acc* b, Acc* c, int64_t rows, int64_t n, int64_t k) {
-  constexpr int64_t kTile = 512;
-  for (int64_t i = 0; i < rows * n; ++i) c[i] = 0;
-  for (int64_t j0 = 0; j0 < n; j0 += kTile) {
-    const int64_t jn = std::min(kTile, n - j0);
-    for (int64_t p = 0; p < k; ++p) {
-      const Acc* brow = b + p * n + j0;
-      for (int64_t r = 0; r < rows; ++r) {
-        const Acc av = a[r * k + p];
-        Acc* crow = c + r * n + j0;
-        for (int64_t j = 0; j < jn; ++j) crow[j] += av * brow[j];
-      }
-    }
-  }
-}
-
-// A tensor's values as accumulator values, optionally as the transpose of a 2-D matrix.
-template <typename T>
-std::vector<acc_t<T>> to_acc_matrix(const Tensor& t, bool transpose, int64_t rows,
-                                    int64_t cols) {
-  std::vector<acc_t<T>> out(static_cast<size_t>(t.numel()));
-  const T* src = t.data<T>();
-  if (!transpose) {
-    parallel_for(t.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) out[i] = to_acc(src[i]);
-    });
-  } else {  // src is cols x rows
-    parallel_for(rows, grain_for(cols), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r)
-        for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = to_acc(src[c * rows + r]);
-    });
-  }
-  return out;
-}
-
-constexpr int64_t kRowGroup = 4;
 
 class MatMul : public Kernel {
  public:
@@ -82,46 +120,25 @@ class MatMul : public Kernel {
  private:
   template <typename T>
   static Tensor multiply(const Tensor& a, const Tensor& b, RunContext& ctx) {
-    // NumPy: a 1-D A is a row [1, K], a 1-D B a column [K, 1]; those dims leave the output.
-    Shape as = a.shape(), bs = b.shape();
-    if (as.size() == 1) as.insert(as.begin(), 1);
-    if (bs.size() == 1) bs.push_back(1);
-    const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-    if (bs[bs.size() - 2] != k)
-      ctx.fail("inputs have shapes {} and {}; A's last dim must equal B's second-to-last",
-               shape_str(a.shape()), shape_str(b.shape()));
-    Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-    Shape batch = broadcast_shapes({a_batch, b_batch});
-    Shape out_shape = batch;
-    if (a.rank() > 1) out_shape.push_back(m);
-    if (b.rank() > 1) out_shape.push_back(n);
-
-    // The A and B matrix of each output batch.
-    const int64_t batches = shape_numel(batch);
-    std::vector<int64_t> a_off(batches), b_off(batches);
-    Broadcast bc(batch, {a_batch, b_batch});
-    bc.for_each_run(0, batches, [&](int64_t o, const int64_t* offs, int64_t len) {
-      for (int64_t i = 0; i < len; ++i) {
-        a_off[o + i] = (offs[0] + i * bc.step(0)) * m * k;
-        b_off[o + i] = (offs[1] + i * bc.step(1)) * k * n;
-      }
+    using Acc = matmul_acc_t<T>;
+    const MatMulGeometry g = matmul_geometry(a.shape(), b.shape(), ctx);
+    const int64_t m = g.m, k = g.k, n = g.n;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    PackedB<Acc> packed = pack_b<Acc>(g.b_count, k, n, [&](int64_t i, int64_t p, int64_t j) {
+      return to_matmul_acc(pb[(i * k + p) * n + j]);
     });
-
-    auto ad = to_acc_matrix<T>(a, false, 0, 0);
-    auto bd = to_acc_matrix<T>(b, false, 0, 0);
-    Tensor y = uninitialized_tensor(a.dtype(), out_shape);
+    Tensor y = uninitialized_tensor(a.dtype(), g.out_shape);
     T* dst = y.data<T>();
-    const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
-    parallel_for(batches * groups, grain_for(kRowGroup * n * k), [&](int64_t first, int64_t last) {
-      std::vector<acc_t<T>> c(static_cast<size_t>(kRowGroup * n));
-      for (int64_t item = first; item < last; ++item) {
-        const int64_t bi = item / groups, r0 = (item % groups) * kRowGroup;
-        const int64_t rows = std::min(kRowGroup, m - r0);
-        matmul_rows(ad.data() + a_off[bi] + r0 * k, bd.data() + b_off[bi], c.data(), rows, n, k);
-        T* out = dst + (bi * m + r0) * n;
-        for (int64_t i = 0; i < rows * n; ++i) out[i] = narrow<T>(c[i]);
-      }
-    });
+    multiply_packed<Acc>(
+        g.batches, m, packed, g.b_batch,
+        [&](int64_t t, int64_t r, int64_t p) {
+          return to_matmul_acc(pa[(g.a_batch[t] * m + r) * k + p]);
+        },
+        [&](int64_t t, int64_t r, const Acc* row) {
+          T* out = dst + (t * m + r) * n;
+          for (int64_t j = 0; j < n; ++j) out[j] = narrow<T>(row[j]);
+        });
     return y;
   }
 };
@@ -174,25 +191,27 @@ class Gemm : public Kernel {
       c_col_stride = cs[1] == 1 ? 0 : 1;
       c_row_stride = cs[0] == 1 ? 0 : cs[1];
     }
-    auto ad = to_acc_matrix<T>(a, trans_a_, m, k);
-    auto bd = to_acc_matrix<T>(b, trans_b_, k, n);
+    using Acc = matmul_acc_t<T>;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    const bool ta = trans_a_, tb = trans_b_;
+    PackedB<Acc> packed = pack_b<Acc>(1, k, n, [&](int64_t, int64_t p, int64_t j) {
+      return to_matmul_acc(tb ? pb[j * k + p] : pb[p * n + j]);
+    });
     const T* cp = c ? c->data<T>() : nullptr;
     Tensor y = uninitialized_tensor(a.dtype(), {m, n});
     T* dst = y.data<T>();
-    const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
-    parallel_for(groups, grain_for(kRowGroup * n * k), [&](int64_t first, int64_t last) {
-      std::vector<acc_t<T>> acc(static_cast<size_t>(kRowGroup * n));
-      for (int64_t g = first; g < last; ++g) {
-        const int64_t r0 = g * kRowGroup, rows = std::min(kRowGroup, m - r0);
-        matmul_rows(ad.data() + r0 * k, bd.data(), acc.data(), rows, n, k);
-        for (int64_t r = 0; r < rows; ++r)
+    multiply_packed<Acc>(
+        1, m, packed, {0},
+        [&](int64_t, int64_t r, int64_t p) {
+          return to_matmul_acc(ta ? pa[p * m + r] : pa[r * k + p]);
+        },
+        [&](int64_t, int64_t r, const Acc* row) {
           for (int64_t j = 0; j < n; ++j) {
-            const acc_t<T> s = acc[r * n + j];
-            const T* cv = cp ? cp + (r0 + r) * c_row_stride + j * c_col_stride : nullptr;
-            dst[(r0 + r) * n + j] = combine<T>(s, cv);
+            const T* cv = cp ? cp + r * c_row_stride + j * c_col_stride : nullptr;
+            dst[r * n + j] = combine<T>(row[j], cv);
           }
-      }
-    });
+        });
     return y;
   }
 
@@ -200,7 +219,7 @@ class Gemm : public Kernel {
   // alpha and beta are whole numbers, as they almost always are; otherwise the double result
   // is truncated.
   template <typename T>
-  T combine(acc_t<T> s, const T* c) const {
+  T combine(matmul_acc_t<T> s, const T* c) const {
     if constexpr (is_float_like_v<T>) {
       double v = static_cast<double>(alpha_) * s;
       if (c) v += static_cast<double>(beta_) * to_double(*c);
@@ -209,7 +228,7 @@ class Gemm : public Kernel {
       const bool whole = alpha_ == std::trunc(alpha_) && beta_ == std::trunc(beta_);
       if (whole) {
         uint64_t v = static_cast<uint64_t>(static_cast<int64_t>(alpha_)) * s;
-        if (c) v += static_cast<uint64_t>(static_cast<int64_t>(beta_)) * to_acc(*c);
+        if (c) v += static_cast<uint64_t>(static_cast<int64_t>(beta_)) * to_matmul_acc(*c);
         return narrow<T>(v);
       }
       double v = static_cast<double>(alpha_) * static_cast<double>(static_cast<compute_t<T>>(
