@@ -1,0 +1,447 @@
+#include "comparator/tensor_error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+
+#include "comparator/numeric.h"
+#include "comparator/stats.h"
+#include "core/thread_pool.h"
+
+namespace parity {
+
+namespace {
+
+// NumPy's machine epsilon for float64, which Polygraphy adds to exact zeros of the reference.
+constexpr double kZeroEpsilon = 2.220446049250313e-16;
+// The chunking of compute_basic_stats (stats.cc): the same chunks summed in the same order give
+// the same mean to the last bit as CompareFunc.simple.
+constexpr int64_t kGrain = 1 << 16;
+// Elements converted to double at a time (two blocks stay in the L1/L2 cache).
+constexpr int64_t kBlock = 2048;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Reads elements of any numeric type as double, a block at a time. int4/uint4 (packed) are
+// converted whole once; every other type is read in place.
+class ElementReader {
+ public:
+  explicit ElementReader(const Tensor& t) : dtype_(t.dtype()), data_(t.raw_data()) {
+    if (dtype_ == DataType::kInt4 || dtype_ == DataType::kUInt4) {
+      converted_ = tensor_to_doubles(t);
+      data_ = converted_.data();
+      dtype_ = DataType::kFloat64;
+    }
+  }
+
+  void read(int64_t begin, int64_t n, double* out) const {
+    switch (dtype_) {
+      case DataType::kFloat32: copy<float>(begin, n, out); break;
+      case DataType::kFloat64: copy<double>(begin, n, out); break;
+      case DataType::kFloat16: copy<float16>(begin, n, out); break;
+      case DataType::kBFloat16: copy<bfloat16>(begin, n, out); break;
+      case DataType::kFloat8E4M3FN: copy<float8e4m3fn>(begin, n, out); break;
+      case DataType::kFloat8E4M3FNUZ: copy<float8e4m3fnuz>(begin, n, out); break;
+      case DataType::kFloat8E5M2: copy<float8e5m2>(begin, n, out); break;
+      case DataType::kFloat8E5M2FNUZ: copy<float8e5m2fnuz>(begin, n, out); break;
+      case DataType::kInt8: copy<int8_t>(begin, n, out); break;
+      case DataType::kInt16: copy<int16_t>(begin, n, out); break;
+      case DataType::kInt32: copy<int32_t>(begin, n, out); break;
+      case DataType::kInt64: copy<int64_t>(begin, n, out); break;
+      case DataType::kUInt8: copy<uint8_t>(begin, n, out); break;
+      case DataType::kUInt16: copy<uint16_t>(begin, n, out); break;
+      case DataType::kUInt32: copy<uint32_t>(begin, n, out); break;
+      case DataType::kUInt64: copy<uint64_t>(begin, n, out); break;
+      case DataType::kBool: copy<bool>(begin, n, out); break;
+      default: break;  // callers check dtype_is_numeric first
+    }
+  }
+
+ private:
+  template <typename T>
+  void copy(int64_t begin, int64_t n, double* out) const {
+    const T* p = static_cast<const T*>(data_) + begin;
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_arithmetic_v<T>) out[i] = static_cast<double>(p[i]);
+      else out[i] = static_cast<double>(p[i].to_float());
+    }
+  }
+
+  DataType dtype_;
+  const void* data_;
+  std::vector<double> converted_;
+};
+
+// How the differences are formed: Polygraphy's kinds after cast_up.
+struct Kinds {
+  NumKind abs_kind, rel_kind;
+  bool both_bool, ref_floating, abs_f32, rel_f32;
+  double epsilon;
+  bool infinities_equal;
+
+  Kinds(DataType d0, DataType d1, bool inf_equal) {
+    const NumKind k0 = num_kind_after_cast_up(d0), k1 = num_kind_after_cast_up(d1);
+    both_bool = k0 == NumKind::kBool && k1 == NumKind::kBool;
+    abs_kind = both_bool ? NumKind::kBool : promote(k0, k1);
+    rel_kind = promote(abs_kind, k1);
+    if (rel_kind == NumKind::kBool || rel_kind == NumKind::kInt) rel_kind = NumKind::kFloat64;
+    ref_floating = k1 == NumKind::kFloat32 || k1 == NumKind::kFloat64;
+    abs_f32 = abs_kind == NumKind::kFloat32;
+    rel_f32 = rel_kind == NumKind::kFloat32;
+    epsilon = round_to_kind(kZeroEpsilon, k1);
+    infinities_equal = inf_equal;
+  }
+
+  // compute_differences of compare_simple.cc, for one element.
+  void diff(double x, double y, double& abs, double& rel) const {
+    double a;
+    if (both_bool) {
+      a = static_cast<double>((x != 0) != (y != 0));
+    } else {
+      a = std::fabs(x - y);
+      if (abs_f32) a = static_cast<double>(static_cast<float>(a));
+    }
+    if (infinities_equal && std::isinf(x) && x == y) a = 0;
+    double ref = y;
+    if (ref_floating && ref == 0) ref = epsilon;
+    double r = a / std::fabs(ref);
+    if (rel_f32) r = static_cast<double>(static_cast<float>(r));
+    abs = a;
+    rel = r;
+  }
+};
+
+// The sums of one chunk, combined in chunk order.
+struct Partial {
+  double sum_abs = 0, sum_rel = 0;  // shifted, as compute_basic_stats
+  double sum_d2 = 0, sum_x2 = 0, sum_y2 = 0, sum_xy = 0;
+  double max_abs = -kInf, max_rel = -kInf, max0 = -kInf, ratio = 0;
+  bool nan_abs = false, nan_rel = false, nan0 = false;
+  int64_t mismatches = 0, nan_count = 0;
+};
+
+int exponent_bin(double v) {
+  if (v == 0) return 0;
+  if (!std::isfinite(v)) return ErrorProfile::kBins - 1;
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+  return 1 + std::clamp(e, ErrorProfile::kMinExponent, ErrorProfile::kMaxExponent) -
+         ErrorProfile::kMinExponent;
+}
+
+// The shared state of one pass.
+struct Pass {
+  explicit Pass(const Kinds& k) : kinds(k) {}
+  const Kinds& kinds;
+  double abs_tol = 0, rel_tol = 0, inv_abs_tol = 0, inv_rel_tol = 0;
+  double shift_abs = 0, shift_rel = 0;
+  bool elemwise_ratio = false;
+  bool profile = false;
+  int64_t cols = 1, rows = 1, heat_rows = 0, heat_cols = 0;
+  std::vector<int32_t> cell_col;  // heat column of each position in the last dim
+  std::vector<int32_t> cell_row;  // heat row of each position in the second-to-last dim
+  std::mutex merge_mutex;
+  ErrorProfile* out_profile = nullptr;
+};
+
+// Tolerance factors without NaN: a zero tolerance makes any positive error huge, a zero error 0.
+double inverse_tolerance(double tol) { return tol > 0 ? 1.0 / tol : 1e300; }
+
+void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int64_t begin,
+               int64_t end, Partial& p) {
+  double x[kBlock], y[kBlock];
+  std::array<int64_t, ErrorProfile::kBins> abs_hist{}, rel_hist{};
+  std::vector<float> heat(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
+  const Kinds& k = pass.kinds;
+  for (int64_t b = begin; b < end; b += kBlock) {
+    const int64_t n = std::min(kBlock, end - b);
+    r0.read(b, n, x);
+    r1.read(b, n, y);
+    for (int64_t i = 0; i < n; ++i) {
+      double a, r;
+      k.diff(x[i], y[i], a, r);
+      p.sum_abs += a - pass.shift_abs;
+      p.sum_rel += r - pass.shift_rel;
+      const double d = x[i] - y[i];
+      p.sum_d2 += d * d;
+      p.sum_x2 += x[i] * x[i];
+      p.sum_y2 += y[i] * y[i];
+      p.sum_xy += x[i] * y[i];
+      if (x[i] > p.max0) p.max0 = x[i];
+      p.nan0 |= std::isnan(x[i]);
+      if (a > p.max_abs) p.max_abs = a;
+      if (r > p.max_rel) p.max_rel = r;
+      const bool a_nan = std::isnan(a), r_nan = std::isnan(r);
+      p.nan_abs |= a_nan;
+      p.nan_rel |= r_nan;
+      p.nan_count += a_nan ? 1 : 0;
+      if ((a_nan || a > pass.abs_tol) && (r_nan || r > pass.rel_tol)) ++p.mismatches;
+      if (pass.elemwise_ratio) {
+        const double q = std::min(a * pass.inv_abs_tol, r * pass.inv_rel_tol);
+        if (q > p.ratio) p.ratio = q;  // NaN elements are counted in nan_count instead
+      }
+      if (pass.profile) {
+        ++abs_hist[static_cast<size_t>(exponent_bin(a))];
+        ++rel_hist[static_cast<size_t>(exponent_bin(r))];
+        if (pass.heat_rows > 0) {
+          const int64_t flat = b + i;
+          const int64_t w = flat % pass.cols, h = (flat / pass.cols) % pass.rows;
+          float& cell = heat[static_cast<size_t>(pass.cell_row[static_cast<size_t>(h)] *
+                                                     pass.heat_cols +
+                                                 pass.cell_col[static_cast<size_t>(w)])];
+          const float v = a_nan ? std::numeric_limits<float>::infinity() : static_cast<float>(a);
+          if (v > cell) cell = v;
+        }
+      }
+    }
+  }
+  if (!pass.profile) return;
+  // Counts and maxima do not depend on the order of merging.
+  std::lock_guard<std::mutex> lock(pass.merge_mutex);
+  ErrorProfile& out = *pass.out_profile;
+  for (size_t i = 0; i < abs_hist.size(); ++i) {
+    out.abs_hist[i] += abs_hist[i];
+    out.rel_hist[i] += rel_hist[i];
+  }
+  for (size_t i = 0; i < heat.size(); ++i) out.heat[i] = std::max(out.heat[i], heat[i]);
+}
+
+bool stat_failed(double value, double tolerance) { return std::isnan(value) || value > tolerance; }
+
+double tolerance_part(double value, double tolerance) {
+  if (std::isnan(value)) return kInf;
+  if (value <= 0) return 0;
+  return tolerance > 0 ? value / tolerance : kInf;
+}
+
+void set_heat_geometry(Pass& pass, const Shape& shape, ErrorProfile& profile) {
+  if (shape.size() < 2) return;
+  pass.cols = shape.back();
+  pass.rows = shape[shape.size() - 2];
+  if (pass.cols <= 0 || pass.rows <= 0) return;
+  pass.heat_cols = std::min<int64_t>(pass.cols, ErrorProfile::kHeatCells);
+  pass.heat_rows = std::min<int64_t>(pass.rows, ErrorProfile::kHeatCells);
+  for (int64_t w = 0; w < pass.cols; ++w)
+    pass.cell_col.push_back(static_cast<int32_t>(w * pass.heat_cols / pass.cols));
+  for (int64_t h = 0; h < pass.rows; ++h)
+    pass.cell_row.push_back(static_cast<int32_t>(h * pass.heat_rows / pass.rows));
+  profile.rows = pass.rows;
+  profile.cols = pass.cols;
+  profile.heat_rows = pass.heat_rows;
+  profile.heat_cols = pass.heat_cols;
+  profile.heat.assign(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
+}
+
+// The median and quantile need the differences themselves.
+void order_stats(TensorErrorStats& s, const Tensor& out0, const Tensor& out1, const Kinds& kinds,
+                 ErrorStat stat, double quantile) {
+  NumArray abs{std::vector<double>(static_cast<size_t>(s.count)), kinds.abs_kind, s.shape0};
+  NumArray rel{std::vector<double>(static_cast<size_t>(s.count)), kinds.rel_kind, s.shape0};
+  const ElementReader r0(out0), r1(out1);
+  double x[kBlock], y[kBlock];
+  for (int64_t b = 0; b < s.count; b += kBlock) {
+    const int64_t n = std::min(kBlock, s.count - b);
+    r0.read(b, n, x);
+    r1.read(b, n, y);
+    for (int64_t i = 0; i < n; ++i)
+      kinds.diff(x[i], y[i], abs.values[static_cast<size_t>(b + i)],
+                 rel.values[static_cast<size_t>(b + i)]);
+  }
+  OrderStats abs_order(abs), rel_order(rel);
+  if (stat == ErrorStat::kMedian) {
+    s.median_abs = abs_order.median();
+    s.median_rel = rel_order.median();
+  } else {
+    s.quantile_abs = abs_order.quantile(quantile);
+    s.quantile_rel = rel_order.quantile(quantile);
+  }
+}
+
+void compare_strings(TensorErrorStats& s, const Tensor& out0, const Tensor& out1) {
+  int64_t differing = s.count;
+  if (out0.dtype() == out1.dtype()) {
+    differing = 0;
+    const auto* a = out0.data<std::string>();
+    const auto* b = out1.data<std::string>();
+    for (int64_t i = 0; i < s.count; ++i) differing += a[i] != b[i] ? 1 : 0;
+  }
+  s.mismatches = differing;
+  s.passed = differing == 0;
+  s.max_abs = s.mean_abs = s.max_rel = s.mean_rel = s.passed ? 0 : 1;
+  s.ratio = s.passed ? 0 : kInf;
+  if (!s.passed) s.note = fmt::format("{} of {} strings differ", differing, s.count);
+}
+
+}  // namespace
+
+std::string_view compare_metric_name(CompareMetric m) {
+  switch (m) {
+    case CompareMetric::kSimple: return "simple";
+    case CompareMetric::kDistance: return "distance";
+    case CompareMetric::kQuality: return "quality";
+  }
+  return "simple";
+}
+
+TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, const Tensor& out1,
+                                 const TensorCompareOptions& options) {
+  TensorErrorStats s;
+  s.name = name;
+  s.dtype0 = out0.dtype();
+  s.dtype1 = out1.dtype();
+  s.shape0 = out0.shape();
+  s.shape1 = out1.shape();
+  s.compared = true;
+  if (options.check_shapes && out0.shape() != out1.shape()) {
+    s.note = fmt::format("shapes differ: {} and {}", shape_str(out0.shape()),
+                         shape_str(out1.shape()));
+    s.ratio = kInf;
+    return s;
+  }
+  if (out0.numel() != out1.numel()) {
+    s.note = fmt::format("element counts differ: {} and {}", out0.numel(), out1.numel());
+    s.ratio = kInf;
+    return s;
+  }
+  s.count = out0.numel();
+  if (out0.dtype() == DataType::kString || out1.dtype() == DataType::kString) {
+    compare_strings(s, out0, out1);
+    return s;
+  }
+  if (!dtype_is_numeric(out0.dtype()) || !dtype_is_numeric(out1.dtype())) {
+    s.compared = false;
+    s.note = fmt::format("{} values have no arithmetic", dtype_name(
+        dtype_is_numeric(out0.dtype()) ? out1.dtype() : out0.dtype()));
+    return s;
+  }
+
+  const Kinds kinds(out0.dtype(), out1.dtype(), options.infinities_compare_equal);
+  const double atol = options.atol.get(name, 1e-5), rtol = options.rtol.get(name, 1e-5);
+  const ErrorStat stat = options.check_error_stat.get(name, ErrorStat::kElemwise);
+  const ElementReader r0(out0), r1(out1);
+
+  Pass pass(kinds);
+  pass.abs_tol = round_to_kind(atol, kinds.abs_kind);
+  pass.rel_tol = round_to_kind(rtol, kinds.rel_kind);
+  pass.elemwise_ratio = options.metric == CompareMetric::kSimple && stat == ErrorStat::kElemwise;
+  pass.profile = options.with_profile;
+  pass.inv_abs_tol = inverse_tolerance(pass.abs_tol);
+  pass.inv_rel_tol = inverse_tolerance(pass.rel_tol);
+  pass.out_profile = &s.profile;
+  if (pass.profile) set_heat_geometry(pass, out0.shape(), s.profile);
+  if (s.count > 0) {
+    double x = 0, y = 0, a = 0, r = 0;
+    r0.read(0, 1, &x);
+    r1.read(0, 1, &y);
+    kinds.diff(x, y, a, r);
+    pass.shift_abs = std::isfinite(a) ? a : 0.0;
+    pass.shift_rel = std::isfinite(r) ? r : 0.0;
+  }
+
+  std::vector<Partial> parts(static_cast<size_t>((s.count + kGrain - 1) / kGrain));
+  parallel_for(s.count, kGrain, [&](int64_t begin, int64_t end) {
+    run_chunk(pass, r0, r1, begin, end, parts[static_cast<size_t>(begin / kGrain)]);
+  });
+  Partial t;
+  for (const Partial& p : parts) {
+    t.sum_abs += p.sum_abs;
+    t.sum_rel += p.sum_rel;
+    t.sum_d2 += p.sum_d2;
+    t.sum_x2 += p.sum_x2;
+    t.sum_y2 += p.sum_y2;
+    t.sum_xy += p.sum_xy;
+    t.max_abs = std::max(t.max_abs, p.max_abs);
+    t.max_rel = std::max(t.max_rel, p.max_rel);
+    t.max0 = std::max(t.max0, p.max0);
+    t.ratio = std::max(t.ratio, p.ratio);
+    t.nan_abs |= p.nan_abs;
+    t.nan_rel |= p.nan_rel;
+    t.nan0 |= p.nan0;
+    t.mismatches += p.mismatches;
+    t.nan_count += p.nan_count;
+  }
+
+  // Polygraphy's statistics: zero max for empty data, NaN max when any value is NaN, the mean
+  // of compute_basic_stats (NaN when empty).
+  const double n = static_cast<double>(s.count);
+  s.mismatches = t.mismatches;
+  s.nan_count = t.nan_count;
+  if (s.count == 0) {
+    s.mean_abs = s.mean_rel = NAN;
+  } else {
+    s.max_abs = t.nan_abs ? NAN : t.max_abs;
+    s.max_rel = t.nan_rel ? NAN : t.max_rel;
+    s.mean_abs = round_to_kind(pass.shift_abs + t.sum_abs / n, kinds.abs_kind);
+    s.mean_rel = round_to_kind(pass.shift_rel + t.sum_rel / n, kinds.rel_kind);
+  }
+
+  // Distance: ||a - b||2 and a.b / (|a| |b|), in double. Two zero vectors are identical (1);
+  // a zero vector and another are unrelated (0). Empty tensors do not differ.
+  s.l2 = std::sqrt(t.sum_d2);
+  const double norm0 = std::sqrt(t.sum_x2), norm1 = std::sqrt(t.sum_y2);
+  if (std::isnan(norm0) || std::isnan(norm1) || std::isnan(t.sum_xy)) s.cosine = NAN;
+  else if (norm0 == 0 || norm1 == 0) s.cosine = norm0 == norm1 ? 1.0 : 0.0;
+  else s.cosine = std::clamp(t.sum_xy / (norm0 * norm1), -1.0, 1.0);
+
+  // Quality (Polygraphy's quality_metrics): the signal is out0. MSE 0 (or no elements) is a
+  // perfect match, +inf dB.
+  const double mse = s.count == 0 ? 0.0 : t.sum_d2 / n;
+  double peak = t.nan0 ? NAN : t.max0;
+  if (!(peak > 0) && !std::isnan(peak)) peak = 1.0;
+  if (mse == 0) {
+    s.psnr = s.snr = kInf;
+  } else {
+    s.psnr = 20 * std::log10(peak) - 10 * std::log10(mse);
+    s.snr = 10 * std::log10((t.sum_x2 / n) / mse);
+  }
+
+  switch (options.metric) {
+    case CompareMetric::kSimple: {
+      switch (stat) {
+        case ErrorStat::kElemwise:
+          s.passed = s.mismatches == 0;
+          s.ratio = s.nan_count > 0 ? kInf : t.ratio;
+          break;
+        case ErrorStat::kMedian:
+        case ErrorStat::kQuantile:
+          order_stats(s, out0, out1, kinds, stat,
+                      options.error_quantile.get(name, 0.99));
+          [[fallthrough]];
+        default: {
+          double sa = s.max_abs, sr = s.max_rel;
+          if (stat == ErrorStat::kMean) sa = s.mean_abs, sr = s.mean_rel;
+          if (stat == ErrorStat::kMedian) sa = *s.median_abs, sr = *s.median_rel;
+          if (stat == ErrorStat::kQuantile) sa = *s.quantile_abs, sr = *s.quantile_rel;
+          s.passed = !(stat_failed(sa, atol) && stat_failed(sr, rtol));
+          s.ratio = std::min(tolerance_part(sa, atol), tolerance_part(sr, rtol));
+        }
+      }
+      break;
+    }
+    case CompareMetric::kDistance: {
+      const double l2_tol = options.l2_tolerance.get(name, 1e-5);
+      const double cos_min = options.cosine_similarity_threshold.get(name, 0.997);
+      s.passed = s.l2 <= l2_tol && s.cosine >= cos_min;
+      s.ratio = std::max(tolerance_part(s.l2, l2_tol),
+                         tolerance_part(1.0 - s.cosine, 1.0 - cos_min));
+      break;
+    }
+    case CompareMetric::kQuality: {
+      const double psnr_min = options.psnr_tolerance.get(name, 30.0);
+      const double snr_min = options.snr_tolerance.get(name, 20.0);
+      s.passed = s.psnr >= psnr_min && s.snr >= snr_min;
+      // How far below the thresholds, as an amplitude factor (20 dB = 10x).
+      auto shortfall = [](double value, double minimum) {
+        if (std::isnan(value)) return kInf;
+        return std::pow(10.0, (minimum - value) / 20.0);
+      };
+      s.ratio = std::max(shortfall(s.psnr, psnr_min), shortfall(s.snr, snr_min));
+      break;
+    }
+  }
+  return s;
+}
+
+}  // namespace parity
