@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include "cli/layerwise.h"
 #include "cli/parse_util.h"
 #include "core/logger.h"
 
@@ -72,7 +73,7 @@ void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {
   app.add_option("--seed", args.seed, "Seed for random inputs; iteration i uses seed + i")
       ->default_str("1");
   app.add_option("--iterations,--iters", args.iterations, "Number of inference iterations")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->default_str("1");
   app.add_option("--val-range", args.val_range,
                  "Range of generated values, inclusive: [min,max] or <input>:[min,max]. "
@@ -90,6 +91,7 @@ CompareFunc ComparatorArgs::compare_func() const {
     o.fail_fast = fail_fast;
     return compare_func::indices(o);
   }
+  if (compare == "distance" || compare == "quality") return metric_compare_func(*this);
   SimpleCompareOptions o;
   o.check_shapes = !no_shape_check;
   if (!atol.empty()) o.atol = parse_per_output_number("--atol", atol);
@@ -110,7 +112,7 @@ CompareFunc ComparatorArgs::compare_func() const {
 
 void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
   app.add_option("--warm-up", args.warm_up, "Number of warm-up runs before timing inference")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1 << 30));
   app.add_option("--save-inputs,--save-input-data", args.save_inputs,
                  "Save the inference inputs (JSON, Polygraphy's format)");
   app.add_option("--save-outputs,--save-results", args.save_outputs,
@@ -120,7 +122,7 @@ void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
   app.add_flag("--validate", args.validate, "Check outputs for NaNs and Infs");
   app.add_flag("--fail-fast", args.fail_fast, "Stop comparing after the first failure");
   app.add_option("--compare,--compare-func", args.compare, "Comparison function. Defaults to simple")
-      ->check(CLI::IsMember({"simple", "indices"}));
+      ->check(CLI::IsMember({"simple", "indices", "distance", "quality"}));
   app.add_option("--atol,--abs-tol", args.atol,
                  "Absolute tolerance: <value> or <output>:<value>. Defaults to 1e-5");
   app.add_option("--rtol,--rel-tol", args.rtol,
@@ -138,6 +140,7 @@ void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
                "Compare outputs whose shapes differ but hold the same number of elements");
   app.add_option("--postprocess,--postprocess-func", args.postprocess,
                  "Replace outputs before comparing: [<output>:]top-<K>[,axis=<A>]");
+  add_layerwise_args(app, args);
 }
 
 OrtOptions OnnxrtArgs::options() const {
@@ -165,7 +168,7 @@ void add_onnxrt_args(CLI::App& app, OnnxrtArgs& args) {
                  "Path of libonnxruntime.so to load (else $PARITY_ORT_LIB, the copy installed "
                  "by setup.sh, then the system)");
   app.add_option("--ort-threads", args.threads, "ONNX Runtime intra-op threads (0 = default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1 << 30));
   app.add_option("--ort-optimization-level", args.optimization_level,
                  "ONNX Runtime graph optimisation level. Defaults to all")
       ->check(CLI::IsMember({"disable", "basic", "extended", "all"}));

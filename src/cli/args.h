@@ -62,6 +62,12 @@ struct ComparatorArgs {
   bool infinities_compare_equal = false;
   bool no_shape_check = false;
   std::vector<std::string> postprocess;
+  // Layer-wise runs, the report, --compare distance/quality (cli/layerwise.h).
+  std::string mark_budget;
+  bool local_error = false;
+  std::string report;
+  std::vector<std::string> l2_tolerance, cosine_similarity_threshold, psnr_tolerance,
+      snr_tolerance;
 
   CompareFunc compare_func() const;  // throws UsageError for malformed values
 };

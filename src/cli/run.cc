@@ -2,6 +2,7 @@
 
 #include "backend/onnxrt/runner.h"
 #include "backend/ref/runner.h"
+#include "cli/layerwise.h"
 #include "cli/parse_util.h"
 #include "comparator/comparator.h"
 #include "core/logger.h"
@@ -57,6 +58,7 @@ int run_run(const RunArgs& args) {
   std::optional<OrtOptions> ort_options;
   for (RunnerKind k : args.runners)
     if (k == RunnerKind::kOnnxrt) ort_options = args.onnxrt.options();
+  if (layerwise_applies(args)) return run_layerwise(args);
 
   // Load the model once; every runner shares it.
   Loader<ModelPtr> model = OnnxFromPath(args.model.model_file, args.model.load_options());
@@ -102,6 +104,7 @@ int run_run(const RunArgs& args) {
     AccuracyResult accuracy = Comparator::compare_accuracy(results, cmp.fail_fast, std::nullopt,
                                                            compare);
     success = success && static_cast<bool>(accuracy);
+    if (!cmp.report.empty()) write_run_report(args, results, accuracy);
   }
   if (cmp.validate) success = Comparator::validate(results, true, true) && success;
   return success ? 0 : 1;

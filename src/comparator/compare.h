@@ -47,9 +47,29 @@ struct IndicesCompareOptions {
   bool fail_fast = false;
 };
 
+// Polygraphy's CompareFunc.distance_metrics: passes when the L2 norm of the difference is at
+// most l2_tolerance and the cosine similarity at least the threshold (per output).
+struct DistanceCompareOptions {
+  bool check_shapes = true;
+  PerOutput<double> l2_tolerance = 1e-5;
+  PerOutput<double> cosine_similarity_threshold = 0.997;
+  bool fail_fast = false;
+};
+
+// Polygraphy's CompareFunc.quality_metrics: passes when PSNR and SNR (dB, the first output is
+// the signal) are at least their tolerances (per output).
+struct QualityCompareOptions {
+  bool check_shapes = true;
+  PerOutput<double> psnr_tolerance = 30.0;
+  PerOutput<double> snr_tolerance = 20.0;
+  bool fail_fast = false;
+};
+
 namespace compare_func {
 CompareFunc simple(SimpleCompareOptions options = {});
 CompareFunc indices(IndicesCompareOptions options = {});
+CompareFunc distance(DistanceCompareOptions options = {});
+CompareFunc quality(QualityCompareOptions options = {});
 }  // namespace compare_func
 
 }  // namespace parity
