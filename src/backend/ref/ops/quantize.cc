@@ -37,12 +37,13 @@ struct ParamLayout {
 ParamLayout param_layout(const Tensor& x, const Tensor& scale, const Tensor* zero_point,
                          int64_t axis_attr, int64_t block_size, int64_t opset, RunContext& ctx) {
   ParamLayout p;
+  p.dim = x.numel();
+  const bool one_zero_point = !zero_point || zero_point->numel() == 1;
+  if (block_size == 0 && scale.rank() <= 1 && scale.numel() == 1 && one_zero_point)
+    return p;  // per tensor (a scalar or a 1-element vector)
   if (zero_point && zero_point->shape() != scale.shape())
     ctx.fail("zero point has shape {} and scale {}; they must be equal",
              shape_str(zero_point->shape()), shape_str(scale.shape()));
-  p.dim = x.numel();
-  if (block_size == 0 && (scale.rank() == 0 || (scale.rank() == 1 && scale.numel() == 1)))
-    return p;  // per tensor
   if (opset < 13)
     ctx.fail("scale has shape {}; before opset 13 it must be a scalar", shape_str(scale.shape()));
   const int64_t axis = normalize_axis(axis_attr, x.rank());
