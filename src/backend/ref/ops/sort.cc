@@ -146,9 +146,14 @@ class ArgExtreme : public Kernel {
               for (int64_t j = 1; j < v.dim; ++j) {
                 const auto c = widen(p[j * v.inner]);
                 // A NaN wins over numbers; between equals the first (or last) wins.
-                const bool better = kMax ? less_nan_last(best_value, c)
-                                         : (less_nan_last(c, best_value) || is_nan(c, best_value));
-                const bool tie = equal_nan(c, best_value);
+                bool better, tie;
+                if (is_nan(c) || is_nan(best_value)) {
+                  better = is_nan(c) && !is_nan(best_value);
+                  tie = is_nan(c) && is_nan(best_value);
+                } else {
+                  better = kMax ? best_value < c : c < best_value;
+                  tie = c == best_value;
+                }
                 if (better || (tie && select_last_)) {
                   best = j;
                   best_value = c;
@@ -163,10 +168,9 @@ class ArgExtreme : public Kernel {
   }
 
  private:
-  // For ArgMin: c is NaN and the best so far is not.
   template <typename V>
-  static bool is_nan(V c, V best) {
-    if constexpr (std::is_floating_point_v<V>) return std::isnan(c) && !std::isnan(best);
+  static bool is_nan(V v) {
+    if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
     return false;
   }
 
