@@ -69,7 +69,8 @@ TEST(Activations, GeluRejectsAnUnknownApproximation) {
 TEST(Activations, PReluBroadcastsTheSlopeAndTakesIntegers) {
   auto np = numpy_arrays(R"(
 x = rng.randn(2, 3, 4, 5).astype(np.float32); s = rng.rand(3, 1, 1).astype(np.float32)
-i = rng.randint(-100, 100, size=(4, 6)).astype(np.int32); t = rng.randint(-5, 5, size=(6,)).astype(np.int32)
+i = rng.randint(-100, 100, size=(4, 6)).astype(np.int32)
+t = rng.randint(-5, 5, size=(6,)).astype(np.int32)
 for n, v in [('x', x), ('s', s), ('i', i), ('t', t)]: save(n, v)
 save('y', np.where(x < 0, (x.astype(np.float64) * s).astype(np.float32), x))
 save('yi', np.where(i < 0, i * t, i))

@@ -28,10 +28,13 @@ TensorMap feed_of(const std::map<std::string, Tensor>& arrays,
 
 TEST(ElementwiseOps, BitwiseOpsOfOpset18MatchNumPy) {
   auto np = numpy_arrays(R"(
-a = rng.randint(-128, 128, size=(3, 4)).astype(np.int8); b = rng.randint(-128, 128, size=(4,)).astype(np.int8)
-u = rng.randint(0, 2**64 - 1, size=(5,), dtype=np.uint64); v = rng.randint(0, 2**64 - 1, size=(5,), dtype=np.uint64)
+a = rng.randint(-128, 128, size=(3, 4)).astype(np.int8)
+b = rng.randint(-128, 128, size=(4,)).astype(np.int8)
+u = rng.randint(0, 2**64 - 1, size=(5,), dtype=np.uint64)
+v = rng.randint(0, 2**64 - 1, size=(5,), dtype=np.uint64)
 p = rng.randint(-2**31, 2**31, size=(2, 3)).astype(np.int32)
-q = rng.randint(0, 2**16, size=(2, 1)).astype(np.uint16); r = rng.randint(0, 2**16, size=(3,)).astype(np.uint16)
+q = rng.randint(0, 2**16, size=(2, 1)).astype(np.uint16)
+r = rng.randint(0, 2**16, size=(3,)).astype(np.uint16)
 for n, x in [('a', a), ('b', b), ('u', u), ('v', v), ('p', p), ('q', q), ('r', r)]: save(n, x)
 save('and8', a & b); save('or8', a | b); save('xor8', a ^ b); save('not8', ~a)
 save('and64', u & v); save('xor64', u ^ v); save('not32', ~p); save('or16', q | r)
@@ -212,7 +215,8 @@ lo = np.array(-2**39, np.int64); hi = np.array(2**38, np.int64); save('lo', lo);
 save('clip', np.clip(i, lo, hi))
 base = np.array([3, -3, 7, 2, -1, 5], np.int64); ex = np.array([39, 39, 22, 63, 7, 0], np.int64)
 save('base', base); save('ex', ex); save('pow', base ** ex)
-m = rng.randint(-1000, 1000, size=(10,)).astype(np.int16); d = np.array([7, -7, 3, -3, 11], np.int16)
+m = rng.randint(-1000, 1000, size=(10,)).astype(np.int16)
+d = np.array([7, -7, 3, -3, 11], np.int16)
 save('m', m.reshape(2, 5)); save('d', d)
 save('mod', np.mod(m.reshape(2, 5), d)); save('fmod', np.fmod(m.reshape(2, 5), d))
 )");

@@ -98,9 +98,9 @@ std::string to_text(const S& v) {
 
 bool equals_ignore_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
+  auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (lower(a[i]) != lower(b[i])) return false;
   return true;
 }
 
