@@ -1,6 +1,6 @@
 // Random ops: shapes and element types, statistical properties of the draws (means and
-// variances within 6 standard errors of the distribution's own values), determinism with a
-// seed, and Dropout's deterministic inference mode.
+// variances within 6 standard errors of the distribution's own values), reproducible streams
+// (with a seed, and per node without one), and Dropout's deterministic inference mode.
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -77,12 +77,19 @@ TEST(RandomKernels, ASeedGivesTheSameValuesOnEveryRunAndAnotherSeedOthers) {
   EXPECT_FALSE(first.at("a").equals(first.at("c")));
 }
 
-TEST(RandomKernels, WithoutASeedEachRunDraws) {
+TEST(RandomKernels, WithoutASeedEachNodeHasItsOwnReproducibleStream) {
   ref::Executor executor(model_from_text(R"(
     <ir_version: 8, opset_import: ["" : 13]>
-    g () => (float a) { a = RandomUniform<shape = [1000]>() }
+    g () => (float a, float b) {
+      a = RandomUniform<shape = [1000]>()
+      b = RandomUniform<shape = [1000]>()
+    }
   )"));
-  EXPECT_FALSE(executor.run(TensorMap{}).at("a").equals(executor.run(TensorMap{}).at("a")));
+  TensorMap first = executor.run(TensorMap{});
+  EXPECT_FALSE(first.at("a").equals(first.at("b")));
+  EXPECT_TRUE(tensors_identical(executor.run(TensorMap{}).at("a"), first.at("a")));
+  Moments m = moments_of(first.at("b"));
+  EXPECT_NEAR(m.mean, 0.5, 6 * std::sqrt(1.0 / 12 / 1000));
 }
 
 TEST(RandomKernels, LikeFormsTakeShapeAndTypeFromTheInput) {
@@ -221,7 +228,7 @@ TEST(DropoutKernel, TrainingDropsWithTheRatioAndScalesTheRest) {
   feed.set("t", Tensor::scalar<bool>(true));
   const char* text = R"(
     <ir_version: 8, opset_import: ["" : 13]>
-    g (float[50000] x, float r, bool t) => (float y, bool m) { y, m = Dropout<seed = 9.0>(x, r, t) }
+    g (float[50000] x, float r, bool t) => (float y, bool m) { y, m = Dropout<seed = 9>(x, r, t) }
   )";
   TensorMap out = run_text_model(text, feed);
   const float* y = out.at("y").data<float>();

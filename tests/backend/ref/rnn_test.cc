@@ -124,7 +124,8 @@ TEST(RnnKernel, ReverseWithClipAtOpset7) {
 X = rng.randn(5, 2, 3).astype(np.float32); W = rng.randn(1, 4, 3).astype(np.float32)
 R = rng.randn(1, 4, 4).astype(np.float32)
 for n, v in dict(X=X, W=W, R=R).items(): save(n, v)
-save_outputs('', recurrent('rnn', X, W, R, direction='reverse', acts=[('Tanh', 0, 0)], clip=0.7))
+save_outputs('', recurrent('rnn', X, W, R, direction='reverse', acts=[('Tanh', 0, 0)],
+                           clip=np.float32(0.7)))
 )");
   TensorMap out = run_text_model(R"(
     <ir_version: 8, opset_import: ["" : 7]>
@@ -167,7 +168,8 @@ X = rng.randn(4, 2, 3).astype(np.float32); W = rng.randn(1, 9, 3).astype(np.floa
 R = rng.randn(1, 9, 3).astype(np.float32); B = rng.randn(1, 18).astype(np.float32)
 for n, v in dict(X=X, W=W, R=R, B=B).items(): save(n, v)
 save_outputs('', recurrent('gru', X, W, R, B, direction='reverse',
-                           acts=[('HardSigmoid', 0.25, 0.4), ('Softsign', 0, 0)], lbr=1, clip=1.5))
+                           acts=[('HardSigmoid', 0.25, np.float32(0.4)), ('Softsign', 0, 0)], lbr=1,
+                           clip=1.5))
 )");
   TensorMap out = run_text_model(R"(
     <ir_version: 8, opset_import: ["" : 3]>
@@ -215,7 +217,7 @@ X = rng.randn(6, 3, 2); W = rng.randn(1, 20, 2); R = rng.randn(1, 20, 5)
 B = rng.randn(1, 40); P = rng.randn(1, 15)
 for n, v in dict(X=X, W=W, R=R, B=B, P=P).items(): save(n, v)
 Y, Yh, Yc = recurrent('lstm', X, W, R, B, P=P, acts=[('Sigmoid', 0, 0), ('Tanh', 0, 0),
-                      ('Tanh', 0, 0)], clip=0.9)
+                      ('Tanh', 0, 0)], clip=np.float64(np.float32(0.9)))
 save('Y', Y); save('Y_h', Yh); save('Y_c', Yc)
 )");
   TensorMap out = run_text_model(R"(

@@ -46,11 +46,12 @@ result = np.char.add(x, y).ravel().tolist())");
   EXPECT_EQ(out.at("z").shape(), (Shape{3, 3}));
   EXPECT_EQ(strings_of(out.at("z")), j.get<std::vector<std::string>>());
 
+  feed.set("x", strings({3}, {"a", "b", "c"}));
   feed.set("y", strings({2}, {"a", "b"}));
   std::string message = error_of([&] {
     run_text_model(R"(
       <ir_version: 8, opset_import: ["" : 20]>
-      g (string[3,1] x, string[2] y) => (string z) { z = StringConcat(x, y) }
+      g (string[3] x, string[2] y) => (string z) { z = StringConcat(x, y) }
     )",
                    feed);
   });
@@ -61,7 +62,7 @@ result = np.char.add(x, y).ravel().tolist())");
 // Python's split of every word, padded with "" to the longest, and the counts.
 nlohmann::json python_split(const std::string& args) {
   nlohmann::json words = kWords;
-  return python_json("words = json.loads('''" + words.dump() + "''')\n" +
+  return python_json("words = json.loads(r'''" + words.dump() + "''')\n" +
                      "parts = [w.split(" + args + ") for w in words]\n"
                      "width = max(len(p) for p in parts)\n"
                      "result = [[q for p in parts for q in p + [''] * (width - len(p))], "
@@ -104,8 +105,8 @@ TEST(RegexFullMatchKernel, AgreesWithFullMatchOfPython) {
   nlohmann::json in = inputs;
   for (const std::string& pattern : patterns) {
     nlohmann::json pj = pattern;
-    nlohmann::json j = python_json("xs = json.loads('''" + in.dump() + "''')\n" +
-                                   "p = json.loads('''" + pj.dump() + "''')\n" +
+    nlohmann::json j = python_json("xs = json.loads(r'''" + in.dump() + "''')\n" +
+                                   "p = json.loads(r'''" + pj.dump() + "''')\n" +
                                    "result = [re.fullmatch(p, x) is not None for x in xs]");
     TensorMap feed;
     feed.set("x", strings({2, 5}, inputs));
@@ -136,7 +137,7 @@ TEST(RegexFullMatchKernel, AgreesWithFullMatchOfPython) {
 TEST(StringNormalizerKernel, DropsStopwordsIgnoringCaseAndChangesCaseOfUnicode) {
   const std::vector<std::string> words = {"École", "STOP", "Ñandú", "привет", "Stop", "mIxEd"};
   nlohmann::json jw = words;
-  nlohmann::json j = python_json("ws = json.loads('''" + jw.dump() + "''')\n" +
+  nlohmann::json j = python_json("ws = json.loads(r'''" + jw.dump() + "''')\n" +
                                  "stop = ['stop', 'ÑANDÚ']\n"
                                  "low = [s.lower() for s in stop]\n"
                                  "kept = [w for w in ws if w.lower() not in low]\n"

@@ -61,7 +61,7 @@ def adam(R, T, X, G, V, H, alpha, beta, eps, norm, post):
     return (1 - post) * (X - r * v / (np.sqrt(h) + eps)), v, h
 a, b, e, n, p = (np.float64(np.float32(v)) for v in (0.8, 0.95, 1e-4, 0.02, 0.1))
 for T in (0, 4):
-    x, v, h = adam(0.05, T, globals()['X1d'], globals()['G1d'], globals()['S1d'], globals()['Q1d'], a, b, e, n, p)
+    x, v, h = adam(0.05, T, X1, G1, S1, Q1, a, b, e, n, p)
     save('x%d' % T, x); save('v%d' % T, v); save('h%d' % T, h)
 )");
   const char* text = R"(

@@ -2,15 +2,18 @@
 // Bernoulli, and Dropout (whose inference mode is deterministic: the identity and a mask of
 // true).
 //
-// Draws come from a 64-bit Mersenne Twister. With a `seed` attribute the generator restarts
-// from that seed at every run, so a seeded node gives the same values on every run and any
-// thread count (draws are taken in row-major order on one thread); without one, each run
-// takes a fresh seed from std::random_device. The numbers cannot equal another runtime's: the
-// spec leaves the generator to the implementation.
+// Draws come from a 64-bit Mersenne Twister that restarts from the node's seed at every run,
+// so a node gives the same values on every run and any thread count (draws are taken in
+// row-major order on one thread). The seed is the `seed` attribute; without one the spec lets
+// the implementation generate it, and this backend derives it from the node's name and first
+// output (FNV-1a), so that the reference stays reproducible (the same inputs give the same
+// bits) while different nodes draw different streams. The numbers cannot equal another
+// runtime's: the spec leaves the generator to the implementation.
 #include <cmath>
 #include <cstring>
 #include <numbers>
 #include <random>
+#include <string_view>
 
 #include "backend/ref/ops/kernel_util.h"
 
@@ -22,24 +25,37 @@ using RandomInputTypes = TypeList<float, double, float16>;
 
 class RandomSource {
  public:
-  // The seed attribute is a float: its bits seed the generator, so 1.5 and 1.25 differ.
+  // The seed attribute is a float (an int for Dropout): a float's bits seed the generator, so
+  // 1.5 and 1.25 differ.
   explicit RandomSource(const OpContext& ctx) {
-    if (ctx.has_attr("seed")) {
-      const float seed = ctx.attr_float("seed");
+    const ir::Attribute* seed = ctx.attr("seed");
+    if (!seed) {
+      seed_ = node_hash(ctx.node());
+    } else if (seed->type == ir::Attribute::Type::kInt) {
+      seed_ = static_cast<uint64_t>(seed->i);
+    } else {
+      const float value = ctx.attr_float("seed");
       uint32_t bits = 0;
-      std::memcpy(&bits, &seed, sizeof bits);
+      std::memcpy(&bits, &value, sizeof bits);
       seed_ = bits;
     }
   }
 
-  std::mt19937_64 generator() const {
-    if (seed_) return std::mt19937_64(*seed_);
-    std::random_device device;
-    return std::mt19937_64((static_cast<uint64_t>(device()) << 32) | device());
-  }
+  std::mt19937_64 generator() const { return std::mt19937_64(seed_); }
 
  private:
-  std::optional<uint64_t> seed_;
+  static uint64_t node_hash(const ir::Node& node) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    auto add = [&h](std::string_view s) {
+      for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+      h = (h ^ 0xff) * 0x100000001b3ull;  // separator
+    };
+    add(node.name);
+    add(node.outputs.empty() ? std::string_view() : std::string_view(node.outputs[0]));
+    return h;
+  }
+
+  uint64_t seed_ = 0;
 };
 
 // Uniform in [0, 1) from the top 53 bits of one draw.

@@ -88,8 +88,10 @@ std::vector<Activation> read_activations(const OpContext& ctx, std::vector<std::
   const size_t per_direction = defaults.size();
   std::vector<std::string> names = ctx.attr_strings("activations", {});
   if (names.empty()) names = defaults;
-  if (names.size() == per_direction && num_directions == 2)
-    names.insert(names.end(), names.begin(), names.end());
+  if (names.size() == per_direction && num_directions == 2) {
+    const std::vector<std::string> one_direction = names;
+    names.insert(names.end(), one_direction.begin(), one_direction.end());
+  }
   if (names.size() != per_direction * static_cast<size_t>(num_directions))
     ctx.fail("attribute 'activations' has {} names; it needs {} per direction for {} "
              "direction(s)",
