@@ -140,9 +140,12 @@ py::array array_from_tensor(const Tensor& t) {
   if (t.dtype() == DataType::kString) {
     py::list items;
     const std::string* s = t.data<std::string>();
-    for (int64_t i = 0; i < t.numel(); ++i)
-      items.append(py::str(PyUnicode_DecodeUTF8(s[i].data(), static_cast<ssize_t>(s[i].size()),
-                                                "surrogateescape"), false));
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      PyObject* u = PyUnicode_DecodeUTF8(s[i].data(), static_cast<ssize_t>(s[i].size()),
+                                         "surrogateescape");
+      if (!u) throw py::error_already_set();
+      items.append(py::reinterpret_steal<py::str>(u));
+    }
     py::array arr = py::module_::import("numpy").attr("array")(items, py::dtype("O"));
     return arr.attr("reshape")(shape);
   }

@@ -47,7 +47,8 @@ PerOutput<T> per_output(py::handle value, T fallback, T (*convert)(py::handle)) 
   if (value.is_none()) {
     out.values[""] = fallback;
   } else if (py::isinstance<py::dict>(value)) {
-    for (auto [k, v] : value.cast<py::dict>()) out.values[py::str(k).cast<std::string>()] = convert(v);
+    for (auto [k, v] : value.cast<py::dict>())
+      out.values[py::str(k).cast<std::string>()] = convert(v);
   } else {
     out.values[""] = convert(value);
   }
@@ -155,6 +156,34 @@ void bind_comparator(py::module_& m) {
         return CompareFuncHandle{compare_func::indices(o)};
       },
       py::arg("index_tolerance"), py::arg("fail_fast"));
+
+  m.def(
+      "compare_func_distance",
+      [](py::object l2_tolerance, py::object cosine_similarity_threshold, bool check_shapes,
+         bool fail_fast) {
+        DistanceCompareOptions o;
+        o.l2_tolerance = per_output<double>(l2_tolerance, 1e-5, to_double);
+        o.cosine_similarity_threshold =
+            per_output<double>(cosine_similarity_threshold, 0.997, to_double);
+        o.check_shapes = check_shapes;
+        o.fail_fast = fail_fast;
+        return CompareFuncHandle{compare_func::distance(o)};
+      },
+      py::arg("l2_tolerance"), py::arg("cosine_similarity_threshold"), py::arg("check_shapes"),
+      py::arg("fail_fast"));
+
+  m.def(
+      "compare_func_quality",
+      [](py::object psnr_tolerance, py::object snr_tolerance, bool check_shapes, bool fail_fast) {
+        QualityCompareOptions o;
+        o.psnr_tolerance = per_output<double>(psnr_tolerance, 30.0, to_double);
+        o.snr_tolerance = per_output<double>(snr_tolerance, 20.0, to_double);
+        o.check_shapes = check_shapes;
+        o.fail_fast = fail_fast;
+        return CompareFuncHandle{compare_func::quality(o)};
+      },
+      py::arg("psnr_tolerance"), py::arg("snr_tolerance"), py::arg("check_shapes"),
+      py::arg("fail_fast"));
 
   py::class_<PostprocessFuncHandle>(m, "PostprocessFuncHandle")
       .def("__call__", [](const PostprocessFuncHandle& self, IterationResult& r) {

@@ -136,6 +136,14 @@ void bind_results(py::module_& m) {
              self.set(name, iteration_list_from_object(iterations));
            })
       .def("__contains__", &RunResults::contains)
+      .def("append",
+           [](RunResults& self, const std::string& name, py::handle iterations) {
+             self.append({name, iteration_list_from_object(iterations)});
+           })
+      .def("extend",
+           [](RunResults& self, const RunResults& other) {
+             for (const auto& entry : other) self.append(entry);
+           })
       .def(
           "add",
           [](RunResults& self, py::handle out_list, std::optional<double> runtime,

@@ -1,9 +1,12 @@
 #include "cli/run.h"
 
 #include "backend/onnxrt/runner.h"
+#include "backend/ref/plugin.h"
 #include "backend/ref/runner.h"
+#include "cli/gen_script.h"
 #include "cli/layerwise.h"
 #include "cli/parse_util.h"
+#include "cli/scripts.h"
 #include "comparator/comparator.h"
 #include "core/logger.h"
 #include "io/json.h"
@@ -21,6 +24,7 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
   add_data_loader_args(*sub, args.data);
   add_comparator_args(*sub, args.comparator);
   add_onnxrt_args(*sub, args.onnxrt);
+  add_script_args(*sub, args);
   return sub;
 }
 
@@ -49,6 +53,8 @@ std::unique_ptr<FeedSource> make_feeds(const DataLoaderArgs& data) {
 }  // namespace
 
 int run_run(const RunArgs& args) {
+  if (!args.gen_script.empty()) return write_run_script(args);
+  if (run_needs_python(args)) return run_in_python(args);
   const ComparatorArgs& cmp = args.comparator;
   // Parse every value before any work, so a malformed flag fails in milliseconds.
   CompareFunc compare = cmp.compare_func();
@@ -58,6 +64,8 @@ int run_run(const RunArgs& args) {
   std::optional<OrtOptions> ort_options;
   for (RunnerKind k : args.runners)
     if (k == RunnerKind::kOnnxrt) ort_options = args.onnxrt.options();
+
+  for (const auto& path : args.plugins) ref::load_plugin(path);
   if (layerwise_applies(args)) return run_layerwise(args);
 
   // Load the model once; every runner shares it.

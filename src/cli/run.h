@@ -21,6 +21,11 @@ struct RunArgs {
   DataLoaderArgs data;
   ComparatorArgs comparator;
   OnnxrtArgs onnxrt;
+  // Added with the plugin and script flags (cli/scripts.h).
+  std::vector<std::string> plugins;
+  std::string gen_script;
+  std::string data_loader_script;
+  std::string compare_func_script;
 };
 
 // Adds the subcommand to `app`; `args` is filled when it is parsed (runner order included).

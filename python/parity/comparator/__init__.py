@@ -45,6 +45,30 @@ class CompareFunc:
         )
 
     @staticmethod
+    def distance_metrics(l2_tolerance=None, cosine_similarity_threshold=None, check_shapes=None,
+                         fail_fast=None, find_output_func=None):
+        """Polygraphy's ``CompareFunc.distance_metrics``: passes when the L2 norm of the
+        difference is within ``l2_tolerance`` and the cosine similarity reaches the threshold."""
+        if find_output_func:
+            _unsupported("find_output_func", find_output_func)
+        return _parity.compare_func_distance(
+            l2_tolerance, cosine_similarity_threshold,
+            True if check_shapes is None else bool(check_shapes), bool(fail_fast),
+        )
+
+    @staticmethod
+    def quality_metrics(psnr_tolerance=None, snr_tolerance=None, check_shapes=None,
+                        fail_fast=None, find_output_func=None):
+        """Polygraphy's ``CompareFunc.quality_metrics``: passes when PSNR and SNR (dB) reach
+        their tolerances."""
+        if find_output_func:
+            _unsupported("find_output_func", find_output_func)
+        return _parity.compare_func_quality(
+            psnr_tolerance, snr_tolerance, True if check_shapes is None else bool(check_shapes),
+            bool(fail_fast),
+        )
+
+    @staticmethod
     def indices(index_tolerance=None, fail_fast=None):
         """Polygraphy's ``CompareFunc.indices``: for outputs that are top-K indices."""
         return _parity.compare_func_indices(index_tolerance, bool(fail_fast))

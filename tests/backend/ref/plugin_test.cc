@@ -3,6 +3,8 @@
 // libraries are compiled here from a few lines of C, as a plugin author would write them.
 #include "backend/ref/plugin.h"
 
+#include "backend/ref/plugin_api.h"
+
 #include <gtest/gtest.h>
 
 #include "backend/ref/registry.h"
