@@ -108,6 +108,10 @@ class AxesSpec {
         noop_with_empty_axes_(from_input_ && ctx.attr_int("noop_with_empty_axes", 0) != 0) {
     if (!from_input_) {
       axes_ = ctx.attr_ints("axes", {});
+    } else if (ctx.has_attr("axes")) {
+      ctx.fail("it has an 'axes' attribute, which opset {} does not define; axes are an input "
+               "from opset {} on",
+               ctx.opset(), input_since);
     } else if (ctx.has_input(1)) {
       if (const Tensor* t = ctx.constant_input(1)) axes_ = read_int64s(*t, "input 'axes'");
     } else {
