@@ -1,0 +1,135 @@
+// Pooling features the ONNX 1.12 node tests do not reach: AveragePool's dilations (opset 19)
+// with ceil_mode and count_include_pad, LpPool (p, opset 18 ceil_mode and dilations),
+// GlobalLpPool, MaxRoiPool and float16 pooling, against NumPy written from the spec.
+#include <gtest/gtest.h>
+
+#include "ref_test_util.h"
+
+namespace parity::testing {
+namespace {
+
+TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
+  TensorMap f;
+  for (const auto& n : names) f.set(n, np.at(n));
+  return f;
+}
+
+// Windows per the spec: output size floor or ceil of (in + pads - dilated extent) / stride + 1,
+// a ceil-mode window that would start in the end padding dropped; taps outside the input are
+// skipped (averages divide by the taps inside the input, or inside the padded input with
+// count_include_pad).
+constexpr const char* kNumpyWindows = R"(
+import math, itertools
+def windows(shape, k, s, p, d, ceil):
+    n = len(k); outs = []
+    for i in range(n):
+        span = shape[i] + p[i] + p[i + n] - (d[i] * (k[i] - 1) + 1)
+        o = (math.ceil(span / s[i]) if ceil else span // s[i]) + 1
+        if ceil and (o - 1) * s[i] >= shape[i] + p[i]: o -= 1
+        outs.append(o)
+    return outs
+def pool(x, k, s, p, d, ceil, reduce):
+    n = len(k); outs = windows(x.shape[2:], k, s, p, d, ceil)
+    y = np.zeros(x.shape[:2] + tuple(outs))
+    for o in np.ndindex(*outs):
+        inside, padded = [], 0
+        for t in np.ndindex(*k):
+            pos = [o[i] * s[i] + t[i] * d[i] - p[i] for i in range(n)]
+            if all(0 <= pos[i] < x.shape[2 + i] for i in range(n)): inside.append(tuple(pos))
+            if all(-p[i] <= pos[i] < x.shape[2 + i] + p[i + n] for i in range(n)): padded += 1
+        vals = np.stack([x[(slice(None), slice(None)) + q] for q in inside], -1)
+        y[(slice(None), slice(None)) + o] = reduce(vals, len(inside), padded)
+    return y
+)";
+
+TEST(PoolKernels, AveragePoolDilationsWithCeilModeAndCountIncludePad) {
+  auto np = numpy_arrays(std::string(kNumpyWindows) + R"(
+x = rng.randn(2, 3, 11, 9).astype(np.float32); save('x', x)
+X = x.astype(np.float64)
+k, s, p, d = [3, 2], [2, 3], [1, 2, 2, 1], [2, 3]
+save('avg', pool(X, k, s, p, d, True, lambda v, n, m: v.sum(-1) / n).astype(np.float32))
+save('avg_pad', pool(X, k, s, p, d, True, lambda v, n, m: v.sum(-1) / m).astype(np.float32))
+x16 = rng.randn(1, 2, 7, 8).astype(np.float16); save('x16', x16)
+save('avg16', pool(x16.astype(np.float64), [2, 3], [1, 2], [0, 1, 1, 0], [3, 1], False, lambda v, n, m: v.sum(-1) / n).astype(np.float16))
+save('max16', pool(x16.astype(np.float64), [2, 3], [1, 2], [0, 1, 1, 0], [3, 1], False, lambda v, n, m: v.max(-1)).astype(np.float16))
+)");
+  TensorMap out = run_text_model(R"(
+    <ir_version: 9, opset_import: ["" : 19]>
+    g (float[2,3,11,9] x, float16[1,2,7,8] x16) => (float avg, float avg_pad, float16 avg16, float16 max16) {
+      avg = AveragePool<kernel_shape = [3, 2], strides = [2, 3], pads = [1, 2, 2, 1],
+                        dilations = [2, 3], ceil_mode = 1>(x)
+      avg_pad = AveragePool<kernel_shape = [3, 2], strides = [2, 3], pads = [1, 2, 2, 1],
+                            dilations = [2, 3], ceil_mode = 1, count_include_pad = 1>(x)
+      avg16 = AveragePool<kernel_shape = [2, 3], strides = [1, 2], pads = [0, 1, 1, 0],
+                          dilations = [3, 1]>(x16)
+      max16 = MaxPool<kernel_shape = [2, 3], strides = [1, 2], pads = [0, 1, 1, 0],
+                      dilations = [3, 1]>(x16)
+    }
+  )",
+                                 feed_of(np, {"x", "x16"}));
+  EXPECT_TRUE(tensors_close(out.at("avg"), np.at("avg"), 1e-6, 1e-7));
+  EXPECT_TRUE(tensors_close(out.at("avg_pad"), np.at("avg_pad"), 1e-6, 1e-7));
+  EXPECT_TRUE(tensors_identical(out.at("avg16"), np.at("avg16")));
+  EXPECT_TRUE(tensors_identical(out.at("max16"), np.at("max16")));
+}
+
+TEST(PoolKernels, LpPoolAndGlobalLpPoolTakeThePNormOfEachWindow) {
+  auto np = numpy_arrays(std::string(kNumpyWindows) + R"(
+x = rng.randn(2, 2, 9, 10).astype(np.float32); save('x', x)
+X = x.astype(np.float64)
+lp = lambda q: (lambda v, n, m: (np.abs(v) ** q).sum(-1) ** (1.0 / q))
+save('lp2', pool(X, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], False, lp(2)).astype(np.float32))
+save('lp3', pool(X, [2, 3], [3, 2], [0, 1, 2, 0], [2, 2], True, lp(3)).astype(np.float32))
+save('glp1', np.abs(X).sum((2, 3), keepdims=True).astype(np.float32))
+save('glp2', np.sqrt((X ** 2).sum((2, 3), keepdims=True)).astype(np.float32))
+)");
+  TensorMap out = run_text_model(R"(
+    <ir_version: 9, opset_import: ["" : 18]>
+    g (float[2,2,9,10] x) => (float lp2, float lp3, float glp1, float glp2) {
+      lp2 = LpPool<kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]>(x)
+      lp3 = LpPool<kernel_shape = [2, 3], strides = [3, 2], pads = [0, 1, 2, 0], dilations = [2, 2],
+                   ceil_mode = 1, p = 3>(x)
+      glp1 = GlobalLpPool<p = 1>(x)
+      glp2 = GlobalLpPool(x)
+    }
+  )",
+                                 feed_of(np, {"x"}));
+  for (const char* n : {"lp2", "lp3", "glp1", "glp2"})
+    EXPECT_TRUE(tensors_close(out.at(n), np.at(n), 1e-6, 1e-7)) << n;
+}
+
+// MaxRoiPool per its definition (Caffe's ROIPooling): ROI corners scaled and rounded half away
+// from zero, size max(end - start + 1, 1), bin [floor(i * size / pooled), ceil((i + 1) * size /
+// pooled)) shifted by the start and clipped to the image; an empty bin gives 0.
+TEST(PoolKernels, MaxRoiPoolTakesTheMaximumOfEachRoundedBin) {
+  auto np = numpy_arrays(R"(
+import math
+x = rng.randn(2, 3, 8, 10).astype(np.float32)
+rois = np.array([[0, 1.2, 0.4, 6.6, 5.5], [1, -2, -3, 3.0, 2.4], [1, 7.5, 6.4, 30, 20],
+                 [0, 4.5, 4.5, 4.5, 4.5]], np.float32)
+save('x', x); save('rois', rois)
+rnd = lambda v: int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
+scale = 0.5
+y = np.zeros((4, 3, 2, 3), np.float32)
+for r in range(4):
+    n = int(rois[r, 0]); x1, y1, x2, y2 = [rnd(float(v) * scale) for v in rois[r, 1:]]
+    bh = max(y2 - y1 + 1, 1) / 2; bw = max(x2 - x1 + 1, 1) / 3
+    for ph in range(2):
+        for pw in range(3):
+            hs = min(max(math.floor(ph * bh) + y1, 0), 8); he = min(max(math.ceil((ph + 1) * bh) + y1, 0), 8)
+            ws = min(max(math.floor(pw * bw) + x1, 0), 10); we = min(max(math.ceil((pw + 1) * bw) + x1, 0), 10)
+            if he > hs and we > ws: y[r, :, ph, pw] = x[n, :, hs:he, ws:we].max((1, 2))
+save('y', y)
+)");
+  TensorMap out = run_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,3,8,10] x, float[4,5] rois) => (float y) {
+      y = MaxRoiPool<pooled_shape = [2, 3], spatial_scale = 0.5>(x, rois)
+    }
+  )",
+                                 feed_of(np, {"x", "rois"}));
+  EXPECT_TRUE(tensors_identical(out.at("y"), np.at("y")));
+}
+
+}  // namespace
+}  // namespace parity::testing

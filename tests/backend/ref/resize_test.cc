@@ -1,0 +1,242 @@
+// Resize 18/19 features the ONNX 1.12 node tests do not reach (antialias, axes,
+// keep_aspect_ratio_policy, half_pixel_symmetric, float16) and GridSample 20 on 3-D volumes,
+// against NumPy oracles written from the operator specifications and run at test time.
+#include <gtest/gtest.h>
+
+#include "ref_test_util.h"
+
+namespace parity::testing {
+namespace {
+
+// Resize per the spec: each resized axis is a weight matrix [out, in] built from the
+// coordinate transform and the interpolation kernel (edge-padded taps, antialias stretching
+// the kernel by 1/scale when shrinking), applied axis by axis in float64.
+constexpr const char* kNumpyResize = R"(
+import math
+def cubic_k(x, A):
+    x = abs(x)
+    if x <= 1: return (A + 2) * x**3 - (A + 3) * x**2 + 1
+    if x < 2: return A * x**3 - 5 * A * x**2 + 8 * A * x - 4 * A
+    return 0.0
+def axis_matrix(n_in, n_out, scale, mode, coord, antialias, A, exclude, out_width):
+    M = np.zeros((n_out, n_in))
+    for x in range(n_out):
+        if coord == 'half_pixel': s = (x + 0.5) / scale - 0.5
+        elif coord == 'asymmetric': s = x / scale
+        elif coord == 'align_corners': s = 0.0 if out_width == 1 else x * (n_in - 1) / (out_width - 1)
+        elif coord == 'half_pixel_symmetric':
+            adj = n_out / out_width
+            s = n_in / 2 * (1 - adj) + (x + 0.5) / scale - 0.5
+        base = math.floor(s); ratio = s - base
+        if ratio == 0: base -= 1; ratio = 1.0
+        sc = min(scale, 1.0) if antialias else 1.0
+        if mode == 'nearest':
+            taps = [(base + 1 if ratio > 0.5 else base, 1.0)]
+        else:
+            support = 1 if mode == 'linear' else 2
+            start = math.floor(-support / sc) + 1
+            taps = []
+            for i in range(start, 2 - start):
+                d = (i - ratio) * sc
+                w = max(0.0, 1 - abs(d)) if mode == 'linear' else cubic_k(d, A)
+                taps.append((base + i, w))
+            if exclude: taps = [(j, w if 0 <= j < n_in else 0.0) for j, w in taps]
+            if antialias or exclude:
+                total = sum(w for _, w in taps); taps = [(j, w / total) for j, w in taps]
+        for j, w in taps: M[x, min(max(j, 0), n_in - 1)] += w
+    return M
+def resize(x, mode, axes, scales=None, sizes=None, policy='stretch', coord='half_pixel',
+           antialias=False, A=-0.75, exclude=False):
+    y = x.astype(np.float64)
+    r = x.ndim
+    outs, scs, widths = {}, {}, {}
+    if sizes is not None:
+        ratios = [sizes[i] / x.shape[a] for i, a in enumerate(axes)]
+        if policy == 'stretch':
+            for i, a in enumerate(axes): outs[a] = sizes[i]; scs[a] = ratios[i]; widths[a] = sizes[i]
+        else:
+            s = min(ratios) if policy == 'not_larger' else max(ratios)
+            for a in axes: outs[a] = int(s * x.shape[a] + 0.5); scs[a] = s; widths[a] = s * x.shape[a]
+    else:
+        for i, a in enumerate(axes):
+            s = float(np.float32(scales[i])); scs[a] = s; widths[a] = s * x.shape[a]
+            outs[a] = int(math.floor(widths[a]))
+    for a in sorted(axes, reverse=True):
+        M = axis_matrix(x.shape[a], outs[a], scs[a], mode, coord, antialias, A, exclude, widths[a])
+        y = np.moveaxis(np.tensordot(M, np.moveaxis(y, a, 0), axes=(1, 0)), 0, a)
+    return y
+)";
+
+TEST(ResizeKernel, Opset18AntialiasAxesAndAspectPoliciesMatchTheSpec) {
+  auto np = numpy_arrays(std::string(kNumpyResize) + R"(
+x = rng.rand(2, 3, 9, 13).astype(np.float32)
+save('x', x)
+save('s_down', np.array([0.45, 0.6], np.float32))
+save('s_up', np.array([1.0, 1.0, 1.7, 2.0], np.float32))
+save('sz', np.array([5, 4], np.int64))
+save('lin_aa', resize(x, 'linear', [2, 3], scales=[0.45, 0.6], antialias=True).astype(np.float32))
+save('cub_aa', resize(x, 'cubic', [2, 3], scales=[0.45, 0.6], antialias=True, A=-0.5).astype(np.float32))
+save('cub_up', resize(x, 'cubic', [0, 1, 2, 3], scales=[1, 1, 1.7, 2.0], exclude=True).astype(np.float32))
+save('not_larger', resize(x, 'linear', [2, 3], sizes=[5, 4], policy='not_larger').astype(np.float32))
+save('not_smaller', resize(x, 'nearest', [2, 3], sizes=[5, 4], policy='not_smaller', coord='asymmetric').astype(np.float32))
+save('axes_rev', resize(x, 'linear', [2, 3], sizes=[5, 4], coord='align_corners').astype(np.float32))
+)");
+  TensorMap feed;
+  for (const char* n : {"x", "s_down", "s_up", "sz"}) feed.set(n, np.at(n));
+  TensorMap out = run_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2,3,9,13] x, float[2] s_down, float[4] s_up, int64[2] sz)
+      => (float lin_aa, float cub_aa, float cub_up, float not_larger, float not_smaller,
+          float axes_rev) {
+      lin_aa = Resize<mode = "linear", antialias = 1, axes = [2, 3]>(x, , s_down)
+      cub_aa = Resize<mode = "cubic", antialias = 1, cubic_coeff_a = -0.5, axes = [-2, -1]>(x, , s_down)
+      cub_up = Resize<mode = "cubic", exclude_outside = 1>(x, , s_up)
+      not_larger = Resize<mode = "linear", axes = [2, 3], keep_aspect_ratio_policy = "not_larger">(x, , , sz)
+      not_smaller = Resize<mode = "nearest", axes = [2, 3], keep_aspect_ratio_policy = "not_smaller",
+                           coordinate_transformation_mode = "asymmetric">(x, , , sz)
+      axes_rev = Resize<mode = "linear", axes = [3, 2], coordinate_transformation_mode = "align_corners">(x, , , sz)
+    }
+  )",
+                                 feed);
+  for (const char* n : {"lin_aa", "cub_aa", "cub_up", "not_larger", "not_smaller"})
+    EXPECT_TRUE(tensors_close(out.at(n), np.at(n), 1e-6, 1e-6)) << n;
+  // axes [3, 2] pairs sizes [5, 4] with W and H: the transpose of the [2, 3] case's sizes.
+  auto swapped = numpy_arrays(std::string(kNumpyResize) + R"(
+x = rng.rand(2, 3, 9, 13).astype(np.float32)
+save('y', resize(x, 'linear', [2, 3], sizes=[4, 5], coord='align_corners').astype(np.float32))
+)");
+  EXPECT_TRUE(tensors_close(out.at("axes_rev"), swapped.at("y"), 1e-6, 1e-6));
+}
+
+TEST(ResizeKernel, Opset19HalfPixelSymmetricAndFloat16) {
+  auto np = numpy_arrays(std::string(kNumpyResize) + R"(
+x = rng.rand(1, 2, 7, 10).astype(np.float16)
+save('x', x)
+save('s', np.array([1, 1, 0.7, 1.35], np.float32))
+save('sym', resize(x, 'linear', [0, 1, 2, 3], scales=[1, 1, 0.7, 1.35], coord='half_pixel_symmetric').astype(np.float16))
+save('cub', resize(x, 'cubic', [0, 1, 2, 3], scales=[1, 1, 0.7, 1.35]).astype(np.float16))
+)");
+  TensorMap feed;
+  feed.set("x", np.at("x"));
+  feed.set("s", np.at("s"));
+  TensorMap out = run_text_model(R"(
+    <ir_version: 9, opset_import: ["" : 19]>
+    g (float16[1,2,7,10] x, float[4] s) => (float16 sym, float16 cub) {
+      sym = Resize<mode = "linear", coordinate_transformation_mode = "half_pixel_symmetric">(x, , s)
+      cub = Resize<mode = "cubic">(x, , s)
+    }
+  )",
+                                 feed);
+  // Computed in double and rounded once, so equal to NumPy's float64 result rounded.
+  EXPECT_TRUE(tensors_close(out.at("sym"), np.at("sym"), 1e-3, 1e-4));
+  EXPECT_TRUE(tensors_close(out.at("cub"), np.at("cub"), 1e-3, 1e-4));
+}
+
+TEST(ResizeKernel, RefusesBadScalesAndModes) {
+  std::string bad_mode = error_of([] {
+    run_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 13]>
+      g (float[1,1,2,2] x, float[4] s) => (float y) { y = Resize<mode = "area">(x, , s) }
+    )",
+                   {});
+  });
+  EXPECT_NE(bad_mode.find("attribute 'mode' is 'area'"), std::string::npos) << bad_mode;
+  TensorMap feed;
+  feed.set("x", Tensor(DataType::kFloat32, {1, 1, 2, 2}));
+  feed.set("s", Tensor::from_vector<float>({3}, {1, 1, 2}));
+  std::string bad_count = error_of([&] {
+    run_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 13]>
+      g (float[1,1,2,2] x, float[3] s) => (float y) { y = Resize(x, , s) }
+    )",
+                   feed);
+  });
+  EXPECT_NE(bad_count.find("scales has 3 values"), std::string::npos) << bad_count;
+}
+
+// GridSample per the spec: grid coordinates (last axis first) mapped to pixel coordinates,
+// out-of-range coordinates clamped or reflected, taps outside the volume reading 0, the edge
+// or their reflection; nearest rounds half away from zero in 3-D.
+constexpr const char* kNumpyGridSample = R"(
+import itertools, math
+def reflect(x, lo, hi):
+    rng_ = hi - lo
+    if x < lo:
+        dx = lo - x; n = int(dx / rng_); r = dx - n * rng_
+        return lo + r if n % 2 == 0 else hi - r
+    if x > hi:
+        dx = x - hi; n = int(dx / rng_); r = dx - n * rng_
+        return hi - r if n % 2 == 0 else lo + r
+    return x
+def cubic(t, A=-0.75):
+    near = lambda x: ((A + 2) * x - (A + 3)) * x * x + 1
+    far = lambda x: ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+def grid_sample(X, grid, mode, pad, ac):
+    N, C = X.shape[:2]; dims = X.shape[2:]; r = len(dims)
+    Y = np.zeros((N, C) + grid.shape[1:-1])
+    for n in range(N):
+        for o in np.ndindex(*grid.shape[1:-1]):
+            coords = grid[(n,) + o][::-1].astype(np.float64)
+            taps = []
+            for d in range(r):
+                L = dims[d]
+                x = (coords[d] + 1) / 2 * (L - 1) if ac else ((coords[d] + 1) * L - 1) / 2
+                lo, hi = (0.0, L - 1.0) if ac else (-0.5, L - 0.5)
+                if mode == 'nearest': x = math.copysign(math.floor(abs(x) + 0.5), x)
+                if x < lo or x > hi:
+                    if pad == 'border': x = min(max(x, 0), L - 1)
+                    elif pad == 'reflection': x = reflect(x, lo, hi)
+                f = math.floor(x); t = x - f
+                if mode == 'nearest': taps.append([(int(x), 1.0)])
+                elif mode == 'linear': taps.append([(f, 1 - t), (f + 1, t)])
+                else: taps.append(list(zip(range(f - 1, f + 3), cubic(t))))
+            for c in range(C):
+                v = 0.0
+                for combo in itertools.product(*taps):
+                    idx = []; w = 1.0
+                    for d, (i, wi) in enumerate(combo):
+                        L = dims[d]; w *= wi
+                        lo, hi = (0.0, L - 1.0) if ac else (-0.5, L - 0.5)
+                        if not 0 <= i < L:
+                            if pad == 'zeros': idx = None; break
+                            i = min(max(i, 0), L - 1) if pad == 'border' else min(max(int(reflect(i, lo, hi)), 0), L - 1)
+                        idx.append(i)
+                    if idx is not None: v += w * X[(n, c) + tuple(idx)]
+                Y[(n, c) + o] = v
+    return Y
+)";
+
+TEST(GridSampleKernel, Opset20SamplesVolumesInEveryModeAndPadding) {
+  auto np = numpy_arrays(std::string(kNumpyGridSample) + R"(
+x = rng.randn(2, 2, 3, 4, 5).astype(np.float32)
+g = (rng.rand(2, 2, 3, 4, 3) * 2.6 - 1.3).astype(np.float32)
+g[0, 0, 0, 0] = [0.25, -1.0, 1.0]  # exact half-way points for nearest
+save('x', x); save('g', g)
+for mode in ['nearest', 'linear', 'cubic']:
+    for pad in ['zeros', 'border', 'reflection']:
+        for ac in [0, 1]:
+            save(f'{mode}_{pad}_{ac}', grid_sample(x, g, mode, pad, ac).astype(np.float32))
+)");
+  std::string nodes, outputs;
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (const char* pad : {"zeros", "border", "reflection"})
+      for (int ac : {0, 1}) {
+        std::string name = fmt::format("{}_{}_{}", mode, pad, ac);
+        outputs += (outputs.empty() ? "float " : ", float ") + name;
+        nodes += fmt::format(
+            "{} = GridSample<mode = \"{}\", padding_mode = \"{}\", align_corners = {}>(x, g)\n",
+            name, mode, pad, ac);
+      }
+  TensorMap feed;
+  feed.set("x", np.at("x"));
+  feed.set("g", np.at("g"));
+  TensorMap out = run_text_model(
+      "<ir_version: 9, opset_import: [\"\" : 20]>\n"
+      "g (float[2,2,3,4,5] x, float[2,2,3,4,3] g) => (" + outputs + ") {\n" + nodes + "}\n",
+      feed);
+  for (const auto& [name, t] : out) EXPECT_TRUE(tensors_close(t, np.at(name), 1e-5, 1e-5)) << name;
+}
+
+}  // namespace
+}  // namespace parity::testing
