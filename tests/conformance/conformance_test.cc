@@ -4,13 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -30,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 
 // Where Debian's libonnx-testdata puts the node tests; PARITY_ONNX_TESTDATA overrides it.
 constexpr const char* kDefaultNodeTestRoot = "/usr/share/libonnx-testdata/data/node";
-constexpr auto kTimeLimit = std::chrono::seconds(60);
+constexpr int64_t kDefaultTimeLimitSeconds = 60;
 // A kernel that never returns cannot be stopped between nodes: after this much more time the
 // watchdog ends the process rather than let the run hang.
 constexpr auto kHardLimitGrace = std::chrono::seconds(30);
@@ -41,6 +43,26 @@ std::string env_or(const char* name, const std::string& fallback) {
 }
 
 std::string node_test_root() { return env_or("PARITY_ONNX_TESTDATA", kDefaultNodeTestRoot); }
+
+// Seconds each test may take: PARITY_CONFORMANCE_TIME_LIMIT, or 60.
+std::chrono::seconds time_limit() {
+  static const std::chrono::seconds limit = [] {
+    const std::string text = env_or("PARITY_CONFORMANCE_TIME_LIMIT", "");
+    if (text.empty()) return std::chrono::seconds(kDefaultTimeLimitSeconds);
+    size_t used = 0;
+    int64_t seconds = -1;
+    try {
+      seconds = std::stoll(text, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != text.size() || seconds < 0)
+      fail_usage("failed to use PARITY_CONFORMANCE_TIME_LIMIT with '{}': it must be a whole "
+                 "number of seconds, 0 or more",
+                 text);
+    return std::chrono::seconds(seconds);
+  }();
+  return limit;
+}
 
 // Every folder under the root that holds a model.onnx, sorted by name.
 std::vector<std::string> discover_tests(const std::string& root) {
@@ -199,8 +221,8 @@ Outcome run_node_test(const fs::path& dir, Clock::time_point deadline) {
   } catch (const std::exception& e) {
     if (timed_out)
       return failure(fmt::format("it took longer than the time limit of {} s",
-                                 kTimeLimit.count()),
-                     fmt::format("slower than {} s", kTimeLimit.count()));
+                                 time_limit().count()),
+                     fmt::format("slower than {} s", time_limit().count()));
     return failure(fmt::format("running failed: {}", e.what()), first_line(e.what()));
   }
   return Outcome{true, "", ""};
@@ -232,21 +254,37 @@ class Watchdog {
  public:
   Watchdog() : thread_([this] { loop(); }) {}
   ~Watchdog() {
-    stop_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
     thread_.join();
   }
   void arm(const std::string& name, Clock::time_point deadline) {
-    name_ = name;
-    deadline_ = (deadline + kHardLimitGrace).time_since_epoch().count();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      name_ = name;
+      deadline_ = deadline + kHardLimitGrace;
+    }
+    wake_.notify_one();
   }
-  void disarm() { deadline_ = 0; }
+  void disarm() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    deadline_.reset();
+  }
 
  private:
   void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
     while (!stop_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      int64_t d = deadline_;
-      if (d != 0 && Clock::now().time_since_epoch().count() > d) {
+      if (!deadline_) {
+        wake_.wait(lock);
+        continue;
+      }
+      const Clock::time_point deadline = *deadline_;
+      if (wake_.wait_until(lock, deadline) == std::cv_status::timeout && deadline_ == deadline &&
+          !stop_) {
         std::fprintf(stderr, "[conformance] %s is still running %lld s after its time limit: "
                      "stopping the test program\n", name_.c_str(),
                      static_cast<long long>(kHardLimitGrace.count()));
@@ -255,9 +293,11 @@ class Watchdog {
       }
     }
   }
+  std::mutex mutex_;
+  std::condition_variable wake_;
   std::string name_;
-  std::atomic<int64_t> deadline_{0};
-  std::atomic<bool> stop_{false};
+  std::optional<Clock::time_point> deadline_;
+  bool stop_ = false;
   std::thread thread_;
 };
 
@@ -271,7 +311,7 @@ class NodeTest : public ::testing::Test {
   NodeTest(std::string name, fs::path dir) : name_(std::move(name)), dir_(std::move(dir)) {}
 
   void TestBody() override {
-    const auto deadline = Clock::now() + kTimeLimit;
+    const auto deadline = Clock::now() + time_limit();
     watchdog().arm(name_, deadline);
     Outcome outcome = run_node_test(dir_, deadline);
     watchdog().disarm();
@@ -339,6 +379,7 @@ TEST(ConformanceData, NodeTestsAreInstalled) {
 }
 
 void register_node_tests() {
+  time_limit();  // a malformed PARITY_CONFORMANCE_TIME_LIMIT is reported before any test runs
   const std::string root = node_test_root();
   const std::string filter = env_or("PARITY_CONFORMANCE_FILTER", "");
   std::regex pattern;
