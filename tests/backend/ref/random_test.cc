@@ -1,9 +1,9 @@
 // Random ops: shapes and element types, statistical properties of the draws (means and
 // variances within 6 standard errors of the distribution's own values), reproducible streams
 // (with a seed, and per node without one), and Dropout's deterministic inference mode.
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "ref_test_util.h"
 

@@ -234,7 +234,8 @@ save('Y', Y); save('Y_h', Yh); save('Y_c', Yc)
 
 TEST(RecurrentKernels, GiveTheSameBitsOnAnyThreadCount) {
   auto np = numpy_arrays(R"(
-save('X', rng.randn(7, 64, 8).astype(np.float32)); save('W', rng.randn(2, 64, 8).astype(np.float32) * 0.3)
+save('X', rng.randn(7, 64, 8).astype(np.float32))
+save('W', rng.randn(2, 64, 8).astype(np.float32) * 0.3)
 save('R', rng.randn(2, 64, 16).astype(np.float32) * 0.3)
 )");
   const char* text = R"(

@@ -13,7 +13,9 @@ constexpr double kRtol = 1e-5, kAtol = 1e-5;
 // ri(z): complex array -> [..., 2] float32 of real and imaginary parts.
 constexpr const char* kPrelude = R"(
 ri = lambda z: np.stack([z.real, z.imag], axis=-1).astype(np.float32)
-cx = lambda a: a[..., 0].astype(np.float64) + 1j * a[..., 1] if a.shape[-1] == 2 else a[..., 0].astype(np.float64)
+def cx(a):
+    re = a[..., 0].astype(np.float64)
+    return re + 1j * a[..., 1] if a.shape[-1] == 2 else re
 )";
 
 TEST(DftKernel, Opset20TakesTheAxisAsAnInput) {
@@ -98,7 +100,8 @@ x = rng.randn(2, 50, 1).astype(np.float32); w = np.hanning(12).astype(np.float32
 save('x', x); save('w', w)
 step, n = 5, 12
 frames = 1 + (50 - n) // step
-seg = np.stack([x[:, f * step:f * step + n, 0].astype(np.float64) * w for f in range(frames)], axis=1)
+seg = np.stack([x[:, f * step:f * step + n, 0].astype(np.float64) * w for f in range(frames)],
+               axis=1)
 save('y', ri(np.fft.rfft(seg, axis=-1)))
 save('full', ri(np.fft.fft(seg, axis=-1)))
 )");
@@ -123,7 +126,8 @@ TEST(WindowKernels, PeriodicAndSymmetricInEveryOutputType) {
 k = np.arange(10.0)
 save('hann', np.sin(np.pi * k / 9) ** 2)
 save('hamming', (25 / 46 - 21 / 46 * np.cos(2 * np.pi * k / 10)).astype(np.float16))
-save('blackman', (0.42 - 0.5 * np.cos(2 * np.pi * k / 10) + 0.08 * np.cos(4 * np.pi * k / 10)).astype(np.float32))
+blackman = 0.42 - 0.5 * np.cos(2 * np.pi * k / 10) + 0.08 * np.cos(4 * np.pi * k / 10)
+save('blackman', blackman.astype(np.float32))
 save('scaled', (100 * (0.5 - 0.5 * np.cos(2 * np.pi * k / 10))).astype(np.int32))
 )");
   TensorMap feed;

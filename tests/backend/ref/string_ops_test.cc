@@ -3,9 +3,9 @@
 // (re.fullmatch, which agrees with RE2 on these patterns), StringNormalizer (str.lower/upper
 // on letters whose simple and full case mappings agree) and TfIdfVectorizer (a brute-force
 // count written from the spec's description).
-#include <nlohmann/json.hpp>
-
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include "ref_test_util.h"
 
@@ -14,8 +14,8 @@ namespace {
 
 // Runs Python code that defines `result` as a JSON-serialisable value; returns it.
 nlohmann::json python_json(const std::string& body) {
-  CommandResult r = run_python("import json, re\nimport numpy as np\n" + body +
-                               "\nprint(json.dumps(result))\n");
+  CommandResult r =
+      run_python("import json, re\nimport numpy as np\n" + body + "\nprint(json.dumps(result))\n");
   if (r.exit_code != 0) fail("the Python reference script failed:\n{}\n{}", r.output, body);
   return nlohmann::json::parse(r.output);
 }
@@ -28,8 +28,13 @@ std::vector<std::string> strings_of(const Tensor& t) {
   return {t.data<std::string>(), t.data<std::string>() + t.numel()};
 }
 
-const std::vector<std::string> kWords = {"hello", "", "Ünïcødé", "a,b,,c", "  lead  trail ",
-                                         "x--y--z--", "tab\tand\u3000ideographic space"};
+const std::vector<std::string> kWords = {"hello",
+                                         "",
+                                         "Ünïcødé",
+                                         "a,b,,c",
+                                         "  lead  trail ",
+                                         "x--y--z--",
+                                         "tab\tand\u3000ideographic space"};
 
 TEST(StringConcatKernel, BroadcastsLikeNumPy) {
   nlohmann::json j = python_json(R"(
@@ -62,8 +67,9 @@ result = np.char.add(x, y).ravel().tolist())");
 // Python's split of every word, padded with "" to the longest, and the counts.
 nlohmann::json python_split(const std::string& args) {
   nlohmann::json words = kWords;
-  return python_json("words = json.loads(r'''" + words.dump() + "''')\n" +
-                     "parts = [w.split(" + args + ") for w in words]\n"
+  return python_json("words = json.loads(r'''" + words.dump() + "''')\n" + "parts = [w.split(" +
+                     args +
+                     ") for w in words]\n"
                      "width = max(len(p) for p in parts)\n"
                      "result = [[q for p in parts for q in p + [''] * (width - len(p))], "
                      "[len(p) for p in parts], width]");
@@ -74,10 +80,10 @@ TEST(StringSplitKernel, MatchesPythonWithAndWithoutDelimiterAndMaxsplit) {
     const char* attrs;
     const char* python_args;
   };
-  for (const Case& c : {Case{"", ""}, Case{"<maxsplit = 1>", "None, 1"},
-                        Case{"<delimiter = \",\">", "','"},
-                        Case{"<delimiter = \"--\", maxsplit = 2>", "'--', 2"},
-                        Case{"<delimiter = \" \">", "' '"}}) {
+  for (const Case& c :
+       {Case{"", ""}, Case{"<maxsplit = 1>", "None, 1"}, Case{"<delimiter = \",\">", "','"},
+        Case{"<delimiter = \"--\", maxsplit = 2>", "'--', 2"},
+        Case{"<delimiter = \" \">", "' '"}}) {
     nlohmann::json j = python_split(c.python_args);
     TensorMap feed;
     feed.set("x", strings({static_cast<int64_t>(kWords.size())}, kWords));
@@ -98,16 +104,24 @@ TEST(StringSplitKernel, MatchesPythonWithAndWithoutDelimiterAndMaxsplit) {
 }
 
 TEST(RegexFullMatchKernel, AgreesWithFullMatchOfPython) {
-  const std::vector<std::string> inputs = {"www.google.com", "www.facebook.com", "www.bbc.co.uk",
-                                           "abbbc", "ABC", "ac", "555-1234", "55-1234", "cd", ""};
-  const std::vector<std::string> patterns = {R"(www\.[\w.-]+\.\bcom\b)", "(?i)ab+c",
-                                             "[0-9]{3}-[0-9]{4}", "a|b|cd", "(a|b)*c?", ".*"};
+  const std::vector<std::string> inputs = {"www.google.com",
+                                           "www.facebook.com",
+                                           "www.bbc.co.uk",
+                                           "abbbc",
+                                           "ABC",
+                                           "ac",
+                                           "555-1234",
+                                           "55-1234",
+                                           "cd",
+                                           ""};
+  const std::vector<std::string> patterns = {
+      R"(www\.[\w.-]+\.\bcom\b)", "(?i)ab+c", "[0-9]{3}-[0-9]{4}", "a|b|cd", "(a|b)*c?", ".*"};
   nlohmann::json in = inputs;
   for (const std::string& pattern : patterns) {
     nlohmann::json pj = pattern;
-    nlohmann::json j = python_json("xs = json.loads(r'''" + in.dump() + "''')\n" +
-                                   "p = json.loads(r'''" + pj.dump() + "''')\n" +
-                                   "result = [re.fullmatch(p, x) is not None for x in xs]");
+    nlohmann::json j =
+        python_json("xs = json.loads(r'''" + in.dump() + "''')\n" + "p = json.loads(r'''" +
+                    pj.dump() + "''')\n" + "result = [re.fullmatch(p, x) is not None for x in xs]");
     TensorMap feed;
     feed.set("x", strings({2, 5}, inputs));
     TensorMap out = run_text_model(fmt::format(R"(
@@ -180,7 +194,8 @@ for mode in ('TF', 'IDF', 'TFIDF'):
     for r, row in enumerate(rows):
         for g, gram in enumerate(grams):
             c = count(row, gram, 1)
-            res[r, index[g]] = c if mode == 'TF' else (weights[g] * (c > 0) if mode == 'IDF' else c * weights[g])
+            w = weights[g]
+            res[r, index[g]] = c if mode == 'TF' else (w * (c > 0) if mode == 'IDF' else c * w)
     out[mode] = res.astype(np.float32).ravel().tolist()
 result = out
 )");
@@ -205,6 +220,20 @@ result = out
               j[mode].get<std::vector<float>>())
         << mode;
   }
+}
+
+// ImageDecoder needs image codecs the reference backend does not link: refused with the reason.
+TEST(RefusedOps, ImageDecoderSaysItNeedsImageCodecs) {
+  std::string message = error_of([] {
+    ref::Executor e(model_from_text(R"(
+      <ir_version: 9, opset_import: ["" : 20]>
+      g (uint8[100] data) => (uint8 image) { image = ImageDecoder(data) }
+    )"));
+  });
+  EXPECT_NE(message.find("failed to prepare node 'ImageDecoder_0' (ImageDecoder): ImageDecoder "
+                         "needs image codecs"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

@@ -23,8 +23,10 @@ TensorMap feed_of(const std::map<std::string, Tensor>& np, const std::string& su
   TensorMap feed;
   for (const char* n : {"X1", "G1", "S1", "Q1", "X2", "G2", "S2", "Q2"})
     feed.set(n, np.at(std::string(n) + suffix));
-  if (suffix.empty()) feed.set("R", Tensor::scalar<float>(static_cast<float>(r)));
-  else feed.set("R", Tensor::scalar<double>(r));
+  if (suffix.empty())
+    feed.set("R", Tensor::scalar<float>(static_cast<float>(r)));
+  else
+    feed.set("R", Tensor::scalar<double>(r));
   feed.set("T", Tensor::scalar<int64_t>(t));
   return feed;
 }
@@ -87,8 +89,10 @@ def momentum(R, T, X, G, V, alpha, beta, norm, nesterov):
 a, b, n, R = (np.float64(np.float32(v)) for v in (0.9, 0.7, 0.001, 0.3))
 for mode in (0, 1):
     for i in ('1', '2'):
-        x, v = momentum(R, 2, f(globals()['X' + i]), f(globals()['G' + i]), f(globals()['S' + i]), a, b, n, mode)
-        save('x%s_%d' % (i, mode), x.astype(np.float32)); save('v%s_%d' % (i, mode), v.astype(np.float32))
+        X, G, S = (f(globals()[k + i]) for k in ('X', 'G', 'S'))
+        x, v = momentum(R, 2, X, G, S, a, b, n, mode)
+        save('x%s_%d' % (i, mode), x.astype(np.float32))
+        save('v%s_%d' % (i, mode), v.astype(np.float32))
 )");
   for (int nesterov : {0, 1}) {
     TensorMap out = run_text_model(fmt::format(R"(

@@ -10,9 +10,10 @@ namespace {
 class ImageDecoder : public Kernel {
  public:
   explicit ImageDecoder(const OpContext& ctx) {
-    ctx.fail("ImageDecoder needs image codecs (JPEG, PNG, BMP, TIFF, WebP...), which the "
-             "reference backend does not include; decode the images before the model, or run "
-             "this model on ONNX Runtime (--onnxrt)");
+    ctx.fail(
+        "ImageDecoder needs image codecs (JPEG, PNG, BMP, TIFF, WebP...), which the "
+        "reference backend does not include; decode the images before the model, or run "
+        "this model on ONNX Runtime (--onnxrt)");
   }
   Outputs run(const Inputs&, RunContext&) override { return {}; }
 };

@@ -135,7 +135,8 @@ class RandomTensor : public Kernel {
 
  private:
   static void check_output_type(DataType dtype, std::string_view what) {
-    dispatch<RandomOutputTypes>(dtype, []<typename T>() {}, what);
+    dispatch<RandomOutputTypes>(
+        dtype, []<typename T>() {}, what);
   }
 
   RandomSource source_;
@@ -157,7 +158,8 @@ PARITY_REF_OP("", "RandomNormalLike", 1, kOpsetMax, RandomNormalLike);
 class Multinomial : public Kernel {
  public:
   explicit Multinomial(const OpContext& ctx)
-      : source_(ctx), dtype_(read_dtype(ctx, DataType::kInt32)),
+      : source_(ctx),
+        dtype_(read_dtype(ctx, DataType::kInt32)),
         sample_size_(ctx.attr_int("sample_size", 1)) {
     if (dtype_ != DataType::kInt32 && dtype_ != DataType::kInt64)
       ctx.fail("attribute 'dtype' is {}; valid choices: int32 (6), int64 (7)", dtype_name(dtype_));
@@ -169,30 +171,37 @@ class Multinomial : public Kernel {
     if (x.rank() != 2)
       ctx.fail("input has shape {}; it must be [batch_size, class_size]", shape_str(x.shape()));
     const int64_t batch = x.shape()[0], classes = x.shape()[1];
-    if (classes == 0 && batch > 0) ctx.fail("input has shape {}; class_size must be >= 1", shape_str(x.shape()));
+    if (classes == 0 && batch > 0)
+      ctx.fail("input has shape {}; class_size must be >= 1", shape_str(x.shape()));
     std::vector<double> cdf(static_cast<size_t>(classes));
     std::vector<int64_t> picks(static_cast<size_t>(batch * sample_size_));
     std::mt19937_64 gen = source_.generator();
-    dispatch<RandomInputTypes>(x.dtype(), [&]<typename T>() {
-      const T* p = x.data<T>();
-      for (int64_t b = 0; b < batch; ++b) {
-        const T* row = p + b * classes;
-        double max = -INFINITY;
-        for (int64_t k = 0; k < classes; ++k) max = std::max(max, to_double(row[k]));
-        double total = 0;
-        for (int64_t k = 0; k < classes; ++k) cdf[k] = total += std::exp(to_double(row[k]) - max);
-        for (int64_t s = 0; s < sample_size_; ++s) {
-          const double u = uniform01(gen) * total;
-          // The first class whose cumulative weight exceeds u.
-          auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
-          picks[b * sample_size_ + s] = std::min<int64_t>(it - cdf.begin(), classes - 1);
-        }
-      }
-    }, "input");
+    dispatch<RandomInputTypes>(
+        x.dtype(),
+        [&]<typename T>() {
+          const T* p = x.data<T>();
+          for (int64_t b = 0; b < batch; ++b) {
+            const T* row = p + b * classes;
+            double max = -INFINITY;
+            for (int64_t k = 0; k < classes; ++k) max = std::max(max, to_double(row[k]));
+            double total = 0;
+            for (int64_t k = 0; k < classes; ++k)
+              cdf[k] = total += std::exp(to_double(row[k]) - max);
+            for (int64_t s = 0; s < sample_size_; ++s) {
+              const double u = uniform01(gen) * total;
+              // The first class whose cumulative weight exceeds u.
+              auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
+              picks[b * sample_size_ + s] = std::min<int64_t>(it - cdf.begin(), classes - 1);
+            }
+          }
+        },
+        "input");
     Tensor y = uninitialized_tensor(dtype_, {batch, sample_size_});
     for (size_t i = 0; i < picks.size(); ++i) {
-      if (dtype_ == DataType::kInt32) y.data<int32_t>()[i] = static_cast<int32_t>(picks[i]);
-      else y.data<int64_t>()[i] = picks[i];
+      if (dtype_ == DataType::kInt32)
+        y.data<int32_t>()[i] = static_cast<int32_t>(picks[i]);
+      else
+        y.data<int64_t>()[i] = picks[i];
     }
     return {std::move(y)};
   }
@@ -211,7 +220,8 @@ class Bernoulli : public Kernel {
   explicit Bernoulli(const OpContext& ctx) : source_(ctx) {
     if (ctx.has_attr("dtype")) {
       dtype_ = read_dtype(ctx, std::nullopt);
-      dispatch<AllTypes>(*dtype_, []<typename T>() {}, "attribute 'dtype'");
+      dispatch<AllTypes>(
+          *dtype_, []<typename T>() {}, "attribute 'dtype'");
     }
   }
 
@@ -220,16 +230,22 @@ class Bernoulli : public Kernel {
     const DataType out_type = dtype_.value_or(x.dtype());
     std::vector<uint8_t> bits(static_cast<size_t>(x.numel()));
     std::mt19937_64 gen = source_.generator();
-    dispatch<RandomInputTypes>(x.dtype(), [&]<typename T>() {
-      const T* p = x.data<T>();
-      for (size_t i = 0; i < bits.size(); ++i) bits[i] = to_double(p[i]) > uniform01(gen);
-    }, "input");
-    return {dispatch<AllTypes>(out_type, [&]<typename T>() {
-      Tensor y = uninitialized_tensor(out_type, x.shape());
-      T* out = y.data<T>();
-      for (size_t i = 0; i < bits.size(); ++i) out[i] = narrow<T>(bits[i] ? 1.0 : 0.0);
-      return y;
-    }, "attribute 'dtype'")};
+    dispatch<RandomInputTypes>(
+        x.dtype(),
+        [&]<typename T>() {
+          const T* p = x.data<T>();
+          for (size_t i = 0; i < bits.size(); ++i) bits[i] = to_double(p[i]) > uniform01(gen);
+        },
+        "input");
+    return {dispatch<AllTypes>(
+        out_type,
+        [&]<typename T>() {
+          Tensor y = uninitialized_tensor(out_type, x.shape());
+          T* out = y.data<T>();
+          for (size_t i = 0; i < bits.size(); ++i) out[i] = narrow<T>(bits[i] ? 1.0 : 0.0);
+          return y;
+        },
+        "attribute 'dtype'")};
   }
 
  private:
@@ -258,7 +274,8 @@ class Dropout : public Kernel {
     bool training = training_;
     if (kVersion >= 12) {
       if (const Tensor* r = optional_input(in, 1, "ratio")) {
-        dispatch<RandomInputTypes>(r->dtype(), []<typename T>() {}, "input 'ratio'");
+        dispatch<RandomInputTypes>(
+            r->dtype(), []<typename T>() {}, "input 'ratio'");
         ratio = read_scalar(*r, "input 'ratio'");
       }
       if (const Tensor* t = optional_input(in, 2, "training_mode")) {
@@ -271,8 +288,8 @@ class Dropout : public Kernel {
     if (training && !(ratio >= 0 && ratio < 1))
       ctx.fail("ratio is {}; it must be in [0, 1)", ratio);
     using Types = std::conditional_t<kVersion >= 13, FloatTypes, RandomInputTypes>;
-    return dispatch<Types>(x.dtype(), [&]<typename T>() { return compute<T>(x, ratio, training); },
-                           "input 'data'");
+    return dispatch<Types>(
+        x.dtype(), [&]<typename T>() { return compute<T>(x, ratio, training); }, "input 'data'");
   }
 
  private:

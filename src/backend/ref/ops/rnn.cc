@@ -24,8 +24,17 @@ enum class CellKind { kRnn, kGru, kLstm };
 enum class Direction { kForward, kReverse, kBidirectional };
 
 enum class ActivationKind {
-  kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid,
-  kElu, kSoftsign, kSoftplus
+  kRelu,
+  kTanh,
+  kSigmoid,
+  kAffine,
+  kLeakyRelu,
+  kThresholdedRelu,
+  kScaledTanh,
+  kHardSigmoid,
+  kElu,
+  kSoftsign,
+  kSoftplus
 };
 
 struct ActivationInfo {
@@ -55,16 +64,26 @@ struct Activation {
 
   double operator()(double x) const {
     switch (kind) {
-      case ActivationKind::kRelu: return x < 0 ? 0.0 : x;
-      case ActivationKind::kTanh: return std::tanh(x);
-      case ActivationKind::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-      case ActivationKind::kAffine: return alpha * x + beta;
-      case ActivationKind::kLeakyRelu: return x >= 0 ? x : alpha * x;
-      case ActivationKind::kThresholdedRelu: return x > alpha ? x : 0.0;
-      case ActivationKind::kScaledTanh: return alpha * std::tanh(beta * x);
-      case ActivationKind::kHardSigmoid: return std::clamp(alpha * x + beta, 0.0, 1.0);
-      case ActivationKind::kElu: return x >= 0 ? x : alpha * std::expm1(x);
-      case ActivationKind::kSoftsign: return x / (1.0 + std::abs(x));
+      case ActivationKind::kRelu:
+        return x < 0 ? 0.0 : x;
+      case ActivationKind::kTanh:
+        return std::tanh(x);
+      case ActivationKind::kSigmoid:
+        return 1.0 / (1.0 + std::exp(-x));
+      case ActivationKind::kAffine:
+        return alpha * x + beta;
+      case ActivationKind::kLeakyRelu:
+        return x >= 0 ? x : alpha * x;
+      case ActivationKind::kThresholdedRelu:
+        return x > alpha ? x : 0.0;
+      case ActivationKind::kScaledTanh:
+        return alpha * std::tanh(beta * x);
+      case ActivationKind::kHardSigmoid:
+        return std::clamp(alpha * x + beta, 0.0, 1.0);
+      case ActivationKind::kElu:
+        return x >= 0 ? x : alpha * std::expm1(x);
+      case ActivationKind::kSoftsign:
+        return x / (1.0 + std::abs(x));
       case ActivationKind::kSoftplus:
         return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
     }
@@ -93,9 +112,10 @@ std::vector<Activation> read_activations(const OpContext& ctx, std::vector<std::
     names.insert(names.end(), one_direction.begin(), one_direction.end());
   }
   if (names.size() != per_direction * static_cast<size_t>(num_directions))
-    ctx.fail("attribute 'activations' has {} names; it needs {} per direction for {} "
-             "direction(s)",
-             names.size(), per_direction, num_directions);
+    ctx.fail(
+        "attribute 'activations' has {} names; it needs {} per direction for {} "
+        "direction(s)",
+        names.size(), per_direction, num_directions);
   const std::vector<float> alphas = ctx.attr_floats("activation_alpha", {});
   const std::vector<float> betas = ctx.attr_floats("activation_beta", {});
   size_t next_alpha = 0, next_beta = 0;
@@ -105,10 +125,11 @@ std::vector<Activation> read_activations(const OpContext& ctx, std::vector<std::
     for (const ActivationInfo& a : kActivations)
       if (same_name(a.name, name)) info = &a;
     if (!info)
-      ctx.fail("activation '{}' is not an RNN activation; valid choices: "
-               "Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, "
-               "HardSigmoid, Elu, Softsign, Softplus",
-               name);
+      ctx.fail(
+          "activation '{}' is not an RNN activation; valid choices: "
+          "Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, "
+          "HardSigmoid, Elu, Softsign, Softplus",
+          name);
     Activation act{info->kind, info->default_alpha, info->default_beta};
     if (info->uses_alpha && next_alpha < alphas.size()) act.alpha = alphas[next_alpha++];
     if (info->uses_beta && next_beta < betas.size()) act.beta = betas[next_beta++];
@@ -150,7 +171,7 @@ std::vector<double> doubles_of(const Tensor* t) {
   return v;
 }
 
-// Sum of bias + row · x over one matrix row.
+// row · x over one matrix row, in order.
 inline double dot(const double* row, const double* x, int64_t n) {
   double acc = 0;
   for (int64_t i = 0; i < n; ++i) acc += row[i] * x[i];
@@ -162,16 +183,20 @@ class Recurrent : public Kernel {
   Recurrent(const OpContext& ctx, CellKind cell) : cell_(cell) {
     gates_ = cell == CellKind::kRnn ? 1 : cell == CellKind::kGru ? 3 : 4;
     const std::string direction = ctx.attr_string("direction", "forward");
-    if (direction == "forward") direction_ = Direction::kForward;
-    else if (direction == "reverse") direction_ = Direction::kReverse;
-    else if (direction == "bidirectional") direction_ = Direction::kBidirectional;
+    if (direction == "forward")
+      direction_ = Direction::kForward;
+    else if (direction == "reverse")
+      direction_ = Direction::kReverse;
+    else if (direction == "bidirectional")
+      direction_ = Direction::kBidirectional;
     else
       ctx.fail("attribute 'direction' is '{}'; valid choices: forward, reverse, bidirectional",
                direction);
     const int64_t dirs = direction_ == Direction::kBidirectional ? 2 : 1;
-    std::vector<std::string> defaults = cell == CellKind::kRnn   ? std::vector<std::string>{"Tanh"}
-                                        : cell == CellKind::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                                 : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+    std::vector<std::string> defaults = cell == CellKind::kRnn ? std::vector<std::string>{"Tanh"}
+                                        : cell == CellKind::kGru
+                                            ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                            : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
     activations_ = read_activations(ctx, std::move(defaults), dirs);
     if (ctx.has_attr("clip")) {
       clip_ = ctx.attr_float("clip");
@@ -187,7 +212,8 @@ class Recurrent : public Kernel {
         ctx.fail("attribute 'layout' is {}; valid choices: 0, 1", layout);
       batch_first_ = layout == 1;
     }
-    for (size_t i = 0; i < ctx.num_outputs(); ++i) wanted_.push_back(!ctx.node().outputs[i].empty());
+    for (size_t i = 0; i < ctx.num_outputs(); ++i)
+      wanted_.push_back(!ctx.node().outputs[i].empty());
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -205,8 +231,8 @@ class Recurrent : public Kernel {
       ctx.fail("input '{}' has element type {}; it must have X's type {}", name,
                dtype_name(t->dtype()), dtype_name(dtype));
     if (t->shape() != want)
-      ctx.fail("input '{}' has shape {}; it must be {} (from X, R and the attributes)", name, shape_str(t->shape()),
-               shape_str(want));
+      ctx.fail("input '{}' has shape {}; it must be {} (from X, R and the attributes)", name,
+               shape_str(t->shape()), shape_str(want));
   }
 
   template <typename T>
@@ -224,11 +250,13 @@ class Recurrent : public Kernel {
     Geometry g;
     g.batch_first = batch_first_;
     g.dirs = direction_ == Direction::kBidirectional ? 2 : 1;
-    if (x.rank() != 3) ctx.fail("input 'X' has shape {}; it must have rank 3", shape_str(x.shape()));
+    if (x.rank() != 3)
+      ctx.fail("input 'X' has shape {}; it must have rank 3", shape_str(x.shape()));
     g.seq = x.shape()[batch_first_ ? 1 : 0];
     g.batch = x.shape()[batch_first_ ? 0 : 1];
     g.input = x.shape()[2];
-    if (r.rank() != 3) ctx.fail("input 'R' has shape {}; it must have rank 3", shape_str(r.shape()));
+    if (r.rank() != 3)
+      ctx.fail("input 'R' has shape {}; it must have rank 3", shape_str(r.shape()));
     g.hidden = r.shape()[2];
     if (hidden_size_ >= 0 && hidden_size_ != g.hidden)
       ctx.fail("input 'R' has shape {}; its last dim must equal hidden_size {}",
@@ -249,8 +277,7 @@ class Recurrent : public Kernel {
       seq_lens = read_int64s(*lens, "input 'sequence_lens'");
       for (int64_t len : seq_lens)
         if (len < 0 || len > g.seq)
-          ctx.fail("input 'sequence_lens' holds {}; each length must be in [0, {}]",
-                   len, g.seq);
+          ctx.fail("input 'sequence_lens' holds {}; each length must be in [0, {}]", len, g.seq);
     }
 
     const std::vector<double> wd = doubles_of(&w), rd = doubles_of(&r), bd = doubles_of(b),
@@ -304,10 +331,10 @@ class Recurrent : public Kernel {
 
   // One direction's parameters, in double.
   struct Weights {
-    const double* w;    // [gates*H, I]
-    const double* r;    // [gates*H, H]
-    const double* b;    // [2*gates*H] (Wb then Rb) or null
-    const double* p;    // [3*H] or null
+    const double* w;  // [gates*H, I]
+    const double* r;  // [gates*H, H]
+    const double* b;  // [2*gates*H] (Wb then Rb) or null
+    const double* p;  // [3*H] or null
     const Activation* act;
   };
 
@@ -319,7 +346,8 @@ class Recurrent : public Kernel {
     const int64_t gh = gates_ * g.hidden;
     for (int64_t k = 0; k < gh; ++k) {
       double v = dot(wt.w + k * g.input, x, g.input) + (wt.b ? wt.b[k] : 0.0);
-      if (k < with_r * g.hidden) v += dot(wt.r + k * g.hidden, h, g.hidden) + (wt.b ? wt.b[gh + k] : 0.0);
+      if (k < with_r * g.hidden)
+        v += dot(wt.r + k * g.hidden, h, g.hidden) + (wt.b ? wt.b[gh + k] : 0.0);
       pre[k] = v;
     }
   }

@@ -65,12 +65,14 @@ class Dft : public Kernel {
     const Tensor& x = input_tensor(in, 0, "input");
     const int64_t r = x.rank();
     if (r < 2 || (x.shape().back() != 1 && x.shape().back() != 2))
-      ctx.fail("input has shape {}; it must have rank >= 2 and a last dim of 1 (real) or 2 "
-               "(complex)",
-               shape_str(x.shape()));
+      ctx.fail(
+          "input has shape {}; it must have rank >= 2 and a last dim of 1 (real) or 2 "
+          "(complex)",
+          shape_str(x.shape()));
     int64_t axis = axis_;
     if (kAxisInput)
-      if (const Tensor* a = optional_input(in, 2, "axis")) axis = read_int64s(*a, "input 'axis'").at(0);
+      if (const Tensor* a = optional_input(in, 2, "axis"))
+        axis = read_int64s(*a, "input 'axis'").at(0);
     const int64_t given = axis;
     if (axis < 0) axis += r;
     if (axis < 0 || axis > r - 2)
@@ -84,9 +86,8 @@ class Dft : public Kernel {
       n = v[0];
     }
     const int64_t count = onesided_ ? n / 2 + 1 : n;
-    return {dispatch<SignalTypes>(x.dtype(), [&]<typename T>() {
-      return transform<T>(x, axis, n, count);
-    }, "input")};
+    return {dispatch<SignalTypes>(
+        x.dtype(), [&]<typename T>() { return transform<T>(x, axis, n, count); }, "input")};
   }
 
  private:
@@ -157,45 +158,49 @@ class Stft : public Kernel {
                dtype_name(window->dtype()), shape_str(window->shape()), dtype_name(x.dtype()));
     const int64_t signal_length = x.shape()[1];
     int64_t frame_length = window ? window->shape()[0] : signal_length;
-    if (optional_input(in, 3, "frame_length")) frame_length = scalar_int(in, 3, "frame_length", ctx);
+    if (optional_input(in, 3, "frame_length"))
+      frame_length = scalar_int(in, 3, "frame_length", ctx);
     if (frame_length < 1 || frame_length > signal_length)
       ctx.fail("frame length is {}; it must be in [1, signal length {}]", frame_length,
                signal_length);
     const int64_t window_length = window ? window->shape()[0] : frame_length;
     const int64_t frames = 1 + (signal_length - frame_length) / step;
     const int64_t bins = onesided_ ? frame_length / 2 + 1 : frame_length;
-    return {dispatch<SignalTypes>(x.dtype(), [&]<typename T>() {
-      const int64_t batch = x.shape()[0], c = x.shape()[2];
-      Tensor y = uninitialized_tensor(x.dtype(), {batch, frames, bins, 2});
-      const T* src = x.data<T>();
-      T* dst = y.data<T>();
-      std::vector<double> win(window_length, 1.0);
-      if (window)
-        for (int64_t k = 0; k < window_length; ++k) win[k] = to_double(window->data<T>()[k]);
-      const Twiddles tw(frame_length);
-      const int64_t used = std::min(window_length, frame_length);
-      parallel_for(batch * frames, grain_for(bins * used), [&](int64_t b, int64_t e) {
-        std::vector<double> re(used), im(used), ore(bins), oim(bins);
-        for (int64_t item = b; item < e; ++item) {
-          const int64_t bi = item / frames, f = item % frames;
-          for (int64_t k = 0; k < used; ++k) {
-            const int64_t s = f * step + k;
-            const T* p = src + (bi * signal_length + s) * c;
-            const bool inside = s < signal_length;
-            re[k] = inside ? to_double(p[0]) * win[k] : 0.0;
-            im[k] = inside && c == 2 ? to_double(p[1]) * win[k] : 0.0;
-          }
-          dft_line(re.data(), c == 2 ? im.data() : nullptr, used, tw, false, bins, ore.data(),
-                   oim.data());
-          T* q = dst + item * bins * 2;
-          for (int64_t m = 0; m < bins; ++m) {
-            q[2 * m] = narrow<T>(ore[m]);
-            q[2 * m + 1] = narrow<T>(oim[m]);
-          }
-        }
-      });
-      return y;
-    }, "input 'signal'")};
+    return {dispatch<SignalTypes>(
+        x.dtype(),
+        [&]<typename T>() {
+          const int64_t batch = x.shape()[0], c = x.shape()[2];
+          Tensor y = uninitialized_tensor(x.dtype(), {batch, frames, bins, 2});
+          const T* src = x.data<T>();
+          T* dst = y.data<T>();
+          std::vector<double> win(window_length, 1.0);
+          if (window)
+            for (int64_t k = 0; k < window_length; ++k) win[k] = to_double(window->data<T>()[k]);
+          const Twiddles tw(frame_length);
+          const int64_t used = std::min(window_length, frame_length);
+          parallel_for(batch * frames, grain_for(bins * used), [&](int64_t b, int64_t e) {
+            std::vector<double> re(used), im(used), ore(bins), oim(bins);
+            for (int64_t item = b; item < e; ++item) {
+              const int64_t bi = item / frames, f = item % frames;
+              for (int64_t k = 0; k < used; ++k) {
+                const int64_t s = f * step + k;
+                const T* p = src + (bi * signal_length + s) * c;
+                const bool inside = s < signal_length;
+                re[k] = inside ? to_double(p[0]) * win[k] : 0.0;
+                im[k] = inside && c == 2 ? to_double(p[1]) * win[k] : 0.0;
+              }
+              dft_line(re.data(), c == 2 ? im.data() : nullptr, used, tw, false, bins, ore.data(),
+                       oim.data());
+              T* q = dst + item * bins * 2;
+              for (int64_t m = 0; m < bins; ++m) {
+                q[2 * m] = narrow<T>(ore[m]);
+                q[2 * m + 1] = narrow<T>(oim[m]);
+              }
+            }
+          });
+          return y;
+        },
+        "input 'signal'")};
   }
 
  private:
@@ -211,7 +216,8 @@ DataType read_output_datatype(const OpContext& ctx) {
   if (code < 1 || code > 22 || !dtype_is_valid(static_cast<int32_t>(code)))
     ctx.fail("attribute 'output_datatype' is {}; it must be a TensorProto data type", code);
   const auto dtype = static_cast<DataType>(code);
-  dispatch<WindowOutputTypes>(dtype, []<typename T>() {}, "attribute 'output_datatype'");
+  dispatch<WindowOutputTypes>(
+      dtype, []<typename T>() {}, "attribute 'output_datatype'");
   return dtype;
 }
 
@@ -279,20 +285,23 @@ class MelWeightMatrix : public Kernel {
       ctx.fail("num_mel_bins {}, dft_length {} and sample_rate {} must all be >= 1", mel_bins,
                dft_length, sample_rate);
     if (!(low >= 0 && low <= high))
-      ctx.fail("lower_edge_hertz {} and upper_edge_hertz {} must satisfy 0 <= lower <= upper",
-               low, high);
+      ctx.fail("lower_edge_hertz {} and upper_edge_hertz {} must satisfy 0 <= lower <= upper", low,
+               high);
     const int64_t spectrogram_bins = dft_length / 2 + 1;
     auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
-    const double low_mel = mel(low), step = (mel(high) - low_mel) / static_cast<double>(mel_bins + 2);
+    const double low_mel = mel(low),
+                 step = (mel(high) - low_mel) / static_cast<double>(mel_bins + 2);
     std::vector<int64_t> bin(static_cast<size_t>(mel_bins + 2));
     for (int64_t i = 0; i < mel_bins + 2; ++i) {
-      const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1.0);
-      bin[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz /
-                                               static_cast<double>(sample_rate)));
+      const double hz =
+          700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1.0);
+      bin[i] = static_cast<int64_t>(
+          std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
       if (bin[i] < 0 || bin[i] >= spectrogram_bins)
-        ctx.fail("upper_edge_hertz {} maps to spectrogram bin {}; with sample_rate {} and "
-                 "dft_length {} the bins end at {} (keep upper_edge_hertz <= sample_rate / 2)",
-                 high, bin[i], sample_rate, dft_length, spectrogram_bins - 1);
+        ctx.fail(
+            "upper_edge_hertz {} maps to spectrogram bin {}; with sample_rate {} and "
+            "dft_length {} the bins end at {} (keep upper_edge_hertz <= sample_rate / 2)",
+            high, bin[i], sample_rate, dft_length, spectrogram_bins - 1);
     }
     std::vector<double> w(static_cast<size_t>(spectrogram_bins * mel_bins), 0.0);
     for (int64_t i = 0; i < mel_bins; ++i) {

@@ -1,7 +1,8 @@
 // String ops: StringNormalizer, TfIdfVectorizer, StringConcat, StringSplit, RegexFullMatch.
+#include <locale.h>
+
 #include <clocale>
 #include <cwctype>
-#include <locale.h>
 #include <map>
 #include <regex>
 #include <unordered_map>
@@ -19,7 +20,11 @@ bool decode_utf8(std::string_view s, std::u32string& out) {
   out.clear();
   for (size_t i = 0; i < s.size();) {
     const auto b = static_cast<unsigned char>(s[i]);
-    int extra = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : -1;
+    int extra = b < 0x80           ? 0
+                : (b >> 5) == 0x6  ? 1
+                : (b >> 4) == 0xE  ? 2
+                : (b >> 3) == 0x1E ? 3
+                                   : -1;
     if (extra < 0 || s.size() - i <= static_cast<size_t>(extra)) return false;
     char32_t cp = extra == 0 ? b : b & (0x3F >> extra);
     for (int k = 1; k <= extra; ++k) {
@@ -98,8 +103,10 @@ class StringNormalizer : public Kernel {
   explicit StringNormalizer(const OpContext& ctx)
       : case_sensitive_(ctx.attr_int("is_case_sensitive", 0) != 0) {
     const std::string action = ctx.attr_string("case_change_action", "NONE");
-    if (action == "LOWER") change_ = CaseChange::kLower;
-    else if (action == "UPPER") change_ = CaseChange::kUpper;
+    if (action == "LOWER")
+      change_ = CaseChange::kLower;
+    else if (action == "UPPER")
+      change_ = CaseChange::kUpper;
     else if (action != "NONE")
       ctx.fail("attribute 'case_change_action' is '{}'; valid choices: LOWER, UPPER, NONE", action);
     for (const std::string& word : ctx.attr_strings("stopwords", {})) {
@@ -156,24 +163,31 @@ enum class TfIdfMode { kTf, kIdf, kTfIdf };
 class TfIdfVectorizer : public Kernel {
  public:
   explicit TfIdfVectorizer(const OpContext& ctx)
-      : min_gram_(ctx.attr_int("min_gram_length")), max_gram_(ctx.attr_int("max_gram_length")),
+      : min_gram_(ctx.attr_int("min_gram_length")),
+        max_gram_(ctx.attr_int("max_gram_length")),
         max_skip_(ctx.attr_int("max_skip_count")) {
     if (min_gram_ < 1 || max_gram_ < min_gram_)
-      ctx.fail("attributes min_gram_length {} and max_gram_length {} are invalid; they need "
-               "1 <= min_gram_length <= max_gram_length",
-               min_gram_, max_gram_);
+      ctx.fail(
+          "attributes min_gram_length {} and max_gram_length {} are invalid; they need "
+          "1 <= min_gram_length <= max_gram_length",
+          min_gram_, max_gram_);
     if (max_skip_ < 0) ctx.fail("attribute 'max_skip_count' is {}; it must be >= 0", max_skip_);
     const std::string mode = ctx.attr_string("mode");
-    if (mode == "TF") mode_ = TfIdfMode::kTf;
-    else if (mode == "IDF") mode_ = TfIdfMode::kIdf;
-    else if (mode == "TFIDF") mode_ = TfIdfMode::kTfIdf;
-    else ctx.fail("attribute 'mode' is '{}'; valid choices: TF, IDF, TFIDF", mode);
+    if (mode == "TF")
+      mode_ = TfIdfMode::kTf;
+    else if (mode == "IDF")
+      mode_ = TfIdfMode::kIdf;
+    else if (mode == "TFIDF")
+      mode_ = TfIdfMode::kTfIdf;
+    else
+      ctx.fail("attribute 'mode' is '{}'; valid choices: TF, IDF, TFIDF", mode);
 
     std::vector<int64_t> pool;
     if (ctx.has_attr("pool_strings")) {
       string_pool_ = true;
       for (const std::string& s : ctx.attr_strings("pool_strings"))
-        pool.push_back(string_ids_.emplace(s, static_cast<int64_t>(string_ids_.size())).first->second);
+        pool.push_back(
+            string_ids_.emplace(s, static_cast<int64_t>(string_ids_.size())).first->second);
     } else {
       pool = ctx.attr_ints("pool_int64s", {});
     }
@@ -185,9 +199,10 @@ class TfIdfVectorizer : public Kernel {
       const int64_t end = k + 1 < counts.size() ? counts[k + 1] : static_cast<int64_t>(pool.size());
       const int64_t n = static_cast<int64_t>(k) + 1;
       if (begin < 0 || end < begin || end > static_cast<int64_t>(pool.size()) || (end - begin) % n)
-        ctx.fail("attribute 'ngram_counts' is invalid at entry {} ({}): the {}-grams must fill "
-                 "a whole number of pool entries within the pool of {}",
-                 k, begin, n, pool.size());
+        ctx.fail(
+            "attribute 'ngram_counts' is invalid at entry {} ({}): the {}-grams must fill "
+            "a whole number of pool entries within the pool of {}",
+            k, begin, n, pool.size());
       for (int64_t p = begin; p < end; p += n) {
         const int64_t id = static_cast<int64_t>(ngram_ids_.size());
         ngram_ids_.emplace(std::vector<int64_t>(pool.begin() + p, pool.begin() + p + n), id);
@@ -214,8 +229,8 @@ class TfIdfVectorizer : public Kernel {
       ctx.fail("input X has shape {}; it must be [C] or [N, C]", shape_str(x.shape()));
     const bool is_string = x.dtype() == DataType::kString;
     if (is_string != string_pool_)
-      ctx.fail("input X has element type {}; it must be {} to match the pool", dtype_name(x.dtype()),
-               string_pool_ ? "string" : "int32 or int64");
+      ctx.fail("input X has element type {}; it must be {} to match the pool",
+               dtype_name(x.dtype()), string_pool_ ? "string" : "int32 or int64");
     const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1;
     const int64_t cols = x.shape().back();
     std::vector<int64_t> items(static_cast<size_t>(x.numel()));
@@ -316,8 +331,8 @@ PARITY_REF_OP("", "StringConcat", 20, kOpsetMax, StringConcat);
 // Python's str.isspace for one code point.
 bool is_unicode_space(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
 }
 
 // StringSplit: Python's str.split semantics (the spec's reference is numpy.char.split). With a
@@ -358,11 +373,14 @@ class StringSplit : public Kernel {
   }
 
  private:
-  bool splits_left(size_t done) const { return maxsplit_ < 0 || done < static_cast<size_t>(maxsplit_); }
+  bool splits_left(size_t done) const {
+    return maxsplit_ < 0 || done < static_cast<size_t>(maxsplit_);
+  }
 
   void split_delimiter(const std::string& s, std::vector<std::string>& out) const {
     size_t pos = 0;
-    for (size_t hit; splits_left(out.size()) && (hit = s.find(delimiter_, pos)) != std::string::npos;) {
+    for (size_t hit;
+         splits_left(out.size()) && (hit = s.find(delimiter_, pos)) != std::string::npos;) {
       out.push_back(s.substr(pos, hit - pos));
       pos = hit + delimiter_.size();
     }
@@ -424,9 +442,10 @@ class RegexFullMatch : public Kernel {
     try {
       regex_.emplace(pattern, flags);
     } catch (const std::regex_error& e) {
-      ctx.fail("attribute 'pattern' is '{}'; it is not a regular expression this kernel "
-               "supports (the RE2 subset ECMAScript shares): {}",
-               ctx.attr_string("pattern"), e.what());
+      ctx.fail(
+          "attribute 'pattern' is '{}'; it is not a regular expression this kernel "
+          "supports (the RE2 subset ECMAScript shares): {}",
+          ctx.attr_string("pattern"), e.what());
     }
   }
 

@@ -29,21 +29,25 @@ OptimizerInputs read_optimizer_inputs(const Inputs& in, size_t groups, RunContex
   const size_t outputs = ctx.node().outputs.size();
   if (in.size() < 3 || (in.size() - 2) % groups != 0 ||
       outputs != (in.size() - 2) / groups * (groups - 1))
-    ctx.fail("it has {} inputs and {} outputs; it needs R, T, then {} groups of n tensors and "
-             "{} groups of n outputs",
-             in.size(), outputs, groups, groups - 1);
+    ctx.fail(
+        "it has {} inputs and {} outputs; it needs R, T, then {} groups of n tensors and "
+        "{} groups of n outputs",
+        in.size(), outputs, groups, groups - 1);
   const Tensor& r = input_tensor(in, 0, "R");
   const Tensor& t = input_tensor(in, 1, "T");
-  dispatch<TrainingTypes>(r.dtype(), []<typename T>() {}, "input R");
+  dispatch<TrainingTypes>(
+      r.dtype(), []<typename T>() {}, "input R");
   if (t.dtype() != DataType::kInt64 || t.numel() != 1 || r.numel() != 1)
-    ctx.fail("inputs R ({} {}) and T ({} {}) must be scalars, T of type int64", dtype_name(r.dtype()),
-             shape_str(r.shape()), dtype_name(t.dtype()), shape_str(t.shape()));
+    ctx.fail("inputs R ({} {}) and T ({} {}) must be scalars, T of type int64",
+             dtype_name(r.dtype()), shape_str(r.shape()), dtype_name(t.dtype()),
+             shape_str(t.shape()));
   o.r = read_scalar(r, "input R");
   o.t = t.data<int64_t>()[0];
   o.n = (in.size() - 2) / groups;
   for (size_t i = 0; i < o.n; ++i) {
     const Tensor& x = input_tensor(in, 2 + i, "X");
-    dispatch<TrainingTypes>(x.dtype(), []<typename T>() {}, "input X");
+    dispatch<TrainingTypes>(
+        x.dtype(), []<typename T>() {}, "input X");
     for (size_t g = 1; g < groups; ++g) {
       const Tensor& other = input_tensor(in, 2 + g * o.n + i, "optimizer input");
       if (other.dtype() != x.dtype() || other.shape() != x.shape())
@@ -63,24 +67,28 @@ Outputs apply_update(const Inputs& in, const OptimizerInputs& o, Update update) 
   Outputs out(o.n * (kStates + 1));
   for (size_t i = 0; i < o.n; ++i) {
     const Tensor& x = in[2 + i].tensor;
-    dispatch<TrainingTypes>(x.dtype(), [&]<typename T>() {
-      std::array<const T*, kGroups> src;
-      for (size_t g = 0; g < kGroups; ++g) src[g] = in[2 + g * o.n + i].tensor.template data<T>();
-      std::array<Tensor, kStates + 1> results;
-      std::array<T*, kStates + 1> dst;
-      for (size_t k = 0; k <= kStates; ++k) {
-        results[k] = uninitialized_tensor(x.dtype(), x.shape());
-        dst[k] = results[k].template data<T>();
-      }
-      std::array<double, kGroups> v;
-      std::array<double, kStates + 1> r;
-      for (int64_t e = 0; e < x.numel(); ++e) {
-        for (size_t g = 0; g < kGroups; ++g) v[g] = to_double(src[g][e]);
-        update(v, r);
-        for (size_t k = 0; k <= kStates; ++k) dst[k][e] = narrow<T>(r[k]);
-      }
-      for (size_t k = 0; k <= kStates; ++k) out[k * o.n + i] = std::move(results[k]);
-    }, "input X");
+    dispatch<TrainingTypes>(
+        x.dtype(),
+        [&]<typename T>() {
+          std::array<const T*, kGroups> src;
+          for (size_t g = 0; g < kGroups; ++g)
+            src[g] = in[2 + g * o.n + i].tensor.template data<T>();
+          std::array<Tensor, kStates + 1> results;
+          std::array<T*, kStates + 1> dst;
+          for (size_t k = 0; k <= kStates; ++k) {
+            results[k] = uninitialized_tensor(x.dtype(), x.shape());
+            dst[k] = results[k].template data<T>();
+          }
+          std::array<double, kGroups> v;
+          std::array<double, kStates + 1> r;
+          for (int64_t e = 0; e < x.numel(); ++e) {
+            for (size_t g = 0; g < kGroups; ++g) v[g] = to_double(src[g][e]);
+            update(v, r);
+            for (size_t k = 0; k <= kStates; ++k) dst[k][e] = narrow<T>(r[k]);
+          }
+          for (size_t k = 0; k <= kStates; ++k) out[k * o.n + i] = std::move(results[k]);
+        },
+        "input X");
   }
   return out;
 }
@@ -90,7 +98,8 @@ Outputs apply_update(const Inputs& in, const OptimizerInputs& o, Update update) 
 class Adagrad : public Kernel {
  public:
   explicit Adagrad(const OpContext& ctx)
-      : decay_(ctx.attr_float("decay_factor", 0.0f)), epsilon_(ctx.attr_float("epsilon", 1e-6f)),
+      : decay_(ctx.attr_float("decay_factor", 0.0f)),
+        epsilon_(ctx.attr_float("epsilon", 1e-6f)),
         norm_(ctx.attr_float("norm_coefficient", 0.0f)) {}
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -116,8 +125,10 @@ PARITY_REF_OP(kTrainingDomain, "Adagrad", 1, kOpsetMax, Adagrad);
 class Adam : public Kernel {
  public:
   explicit Adam(const OpContext& ctx)
-      : alpha_(ctx.attr_float("alpha", 0.9f)), beta_(ctx.attr_float("beta", 0.999f)),
-        epsilon_(ctx.attr_float("epsilon", 1e-6f)), norm_(ctx.attr_float("norm_coefficient", 0.0f)),
+      : alpha_(ctx.attr_float("alpha", 0.9f)),
+        beta_(ctx.attr_float("beta", 0.999f)),
+        epsilon_(ctx.attr_float("epsilon", 1e-6f)),
+        norm_(ctx.attr_float("norm_coefficient", 0.0f)),
         norm_post_(ctx.attr_float("norm_coefficient_post", 0.0f)) {}
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -146,7 +157,8 @@ PARITY_REF_OP(kTrainingDomain, "Adam", 1, kOpsetMax, Adam);
 class Momentum : public Kernel {
  public:
   explicit Momentum(const OpContext& ctx)
-      : alpha_(ctx.attr_float("alpha")), beta_(ctx.attr_float("beta")),
+      : alpha_(ctx.attr_float("alpha")),
+        beta_(ctx.attr_float("beta")),
         norm_(ctx.attr_float("norm_coefficient")) {
     const std::string mode = ctx.attr_string("mode");
     if (mode != "standard" && mode != "nesterov")
