@@ -1,11 +1,13 @@
 #include "cli/inspect.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "comparator/format.h"
+#include "comparator/numeric.h"
 #include "comparator/stats.h"
 #include "core/logger.h"
 #include "io/json.h"
@@ -67,6 +69,47 @@ std::string indent_block(const std::string& text, int levels) {
   return out;
 }
 
+// Results of mark-all runs hold hundreds of outputs: an aligned line per output (dtype, shape
+// and min/max/mean from one pass over the data) reads better than a full stats line each.
+constexpr size_t kManyOutputs = 8;
+
+std::string summary_table(const TensorMap& tensors, const InspectDataArgs& args, int indent) {
+  std::vector<std::array<std::string, 6>> rows{{"name", "dtype", "shape", "min", "max", "mean"}};
+  std::vector<std::string> histograms{""};
+  for (const auto& [name, tensor] : tensors) {
+    std::array<std::string, 6> row{name, std::string(dtype_name(tensor.dtype())),
+                                   shape_str(tensor.shape()),
+                                   "-", "-", "-"};
+    std::string hist;
+    if (dtype_is_numeric(tensor.dtype())) {
+      const NumArray values = to_num_array(tensor);
+      const BasicStats s = compute_basic_stats(values);
+      if (s.count > 0) {
+        row[3] = format_g(s.min, 5);
+        row[4] = format_g(s.max, 5);
+        row[5] = format_g(s.mean, 5);
+      }
+      if (args.histogram) hist = str_histogram(values, std::nullopt, &s);
+    }
+    rows.push_back(std::move(row));
+    histograms.push_back(std::move(hist));
+  }
+  std::array<size_t, 6> width{};
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::string line;
+    for (size_t c = 0; c < rows[r].size(); ++c)
+      line += (c < 3 ? fmt::format("{:<{}}", rows[r][c], width[c])
+                     : fmt::format("{:>{}}", rows[r][c], width[c])) +
+              (c + 1 < rows[r].size() ? " | " : "");
+    out += "\n" + indent_block(line, indent - 1);
+    if (!histograms[r].empty()) out += "\n" + indent_block(histograms[r], indent);
+  }
+  return out;
+}
+
 std::string str_from_iterations(const std::vector<TensorMap>& iterations,
                                 const InspectDataArgs& args) {
   std::string out;
@@ -75,6 +118,12 @@ std::string str_from_iterations(const std::vector<TensorMap>& iterations,
     if (iterations.size() > 1 && args.all) {
       out += indent_block(fmt::format("\n-- Iteration: {}\n", index), 0);
       indent = 2;
+    }
+    if (iterations[index].size() > kManyOutputs && !args.show_values) {
+      out += summary_table(iterations[index], args, indent);
+      if (indent == 2) out += "\n";
+      if (!args.all) break;
+      continue;
     }
     for (const auto& [name, tensor] : iterations[index]) {
       NumArray values = to_num_array(tensor);

@@ -1,0 +1,185 @@
+// `parity run` layer-wise: the first divergence and local errors from the command line, memory
+// that stays inside --mark-budget with hundreds of large marked tensors, --compare distance and
+// quality, --report, and `parity inspect data` on results with many outputs.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/onnx_text.h"
+#include "support/test_util.h"
+
+namespace parity::testing {
+namespace {
+
+// Model A; model B is A with LeakyRelu in place of the Relu named "faulty".
+std::string divergent_model(const std::string& op) {
+  return R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4,64] x) => (float[4,64] y) {
+      a = Sin(x)
+      b = Mul(a, a)
+      quarter = Constant <value = float {0.25}> ()
+      d = Sub(b, quarter)
+      e = )" + op + R"((d)
+      f = Exp(e)
+      y = Add(f, b)
+    })";
+}
+
+// The name the loader gives the Relu node (unnamed nodes are "<op_type>_<index>").
+const std::string kFaulty = "Relu_4";
+
+TEST(CliLayerwise, FirstDivergenceAndLocalErrorAgainstSavedResults) {
+  TempDir dir;
+  const std::string a = dir.file("a.onnx"), b = dir.file("b.onnx");
+  write_model_from_text(a, divergent_model("Relu"));
+  write_model_from_text(b, divergent_model("LeakyRelu <alpha = 0.5>"));
+  const std::string saved = dir.file("b.json"), report = dir.file("report.html");
+  auto save = run_parity({"run", b, "--pluginref", "--onnx-outputs", "mark", "all",
+                          "--val-range", "[-1.5,1.5]", "--save-outputs", saved});
+  ASSERT_EQ(save.exit_code, 0) << save.output;
+
+  auto r = run_parity({"run", a, "--pluginref", "--onnx-outputs", "mark", "all", "--val-range",
+                       "[-1.5,1.5]", "--load-outputs", saved, "--local-error", "--report",
+                       report, "--mark-budget", "2K"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("First divergence: node '" + kFaulty + "' (Relu), node 5 of 7"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Outputs: 'e' fails"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Inputs: 'd' passes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1. '" + kFaulty + "' (Relu) | local error/tolerance="),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 failing node(s) add error of their own; 2 only inherit it"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Comparing Output: 'y' (dtype=float32, shape=(4, 64)) | FAILED"),
+            std::string::npos) << r.output;
+  const std::string html = read_text(report);
+  EXPECT_NE(html.find("id=\"first-divergence-node\">" + kFaulty + "<"), std::string::npos);
+}
+
+TEST(CliLayerwise, ReferenceAgainstOnnxRuntimePassesWithSummary) {
+  auto r = run_parity({"run", source_path("examples/tiny_cnn.onnx"), "--pluginref", "--onnxrt",
+                       "--onnx-outputs", "mark", "all", "--atol", "1e-4", "--rtol", "1e-3",
+                       "--local-error", "--mark-budget", "64K"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Layer-wise Summary | pluginref-runner"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("10/10 tensors passed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Largest local errors"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Passed: 1/1 iterations"), std::string::npos) << r.output;
+}
+
+// A chain of 300 Adds over 1M floats: 1.2 GB of intermediates per backend if every marked
+// tensor were kept. The peak RSS of the parity process must stay near the budget.
+TEST(CliLayerwise, MarkAllStaysInsideTheBudget) {
+  TempDir dir;
+  const std::string model = dir.file("chain.onnx");
+  constexpr int kNodes = 300;
+  std::string text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1048576] x) => (float[1048576] t300) {
+      one = Constant <value = float {1.0}> ()
+      t1 = Add(x, one)
+  )";
+  for (int i = 2; i <= kNodes; ++i) text += fmt::format("t{} = Add(t{}, one)\n", i, i - 1);
+  write_model_from_text(model, text + "}");
+  const std::string script = fmt::format(R"(
+import resource, subprocess, sys
+p = subprocess.run(["{}", "run", "{}", "--pluginref", "--onnxrt", "--onnx-outputs", "mark",
+                    "all", "--mark-budget", "64M", "--ort-threads", "1"],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+print(p.stdout[-3000:])
+print("EXIT", p.returncode)
+print("PEAK_KB", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+)",
+                                         PARITY_CLI, model);
+  CommandResult r = run_python(script);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("EXIT 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("300/300 tensors passed"), std::string::npos) << r.output;
+  const size_t at = r.output.find("PEAK_KB ");
+  ASSERT_NE(at, std::string::npos);
+  const long peak_mb = std::stol(r.output.substr(at + 8)) / 1024;
+  // Budget 64 MiB; ONNX Runtime, the model, the feed and the live values take the rest. Keeping
+  // every marked tensor would take 1200 MiB per backend.
+  EXPECT_LT(peak_mb, 64 + 250) << r.output;
+  std::cout << "peak RSS of `parity run` with 300 marked 4 MiB tensors: " << peak_mb << " MiB\n";
+}
+
+TEST(CliLayerwise, DistanceAndQualityOnTheCommandLine) {
+  TempDir dir;
+  const std::string a = dir.file("a.onnx"), b = dir.file("b.onnx"), saved = dir.file("b.json");
+  write_model_from_text(a, divergent_model("Relu"));
+  write_model_from_text(b, divergent_model("LeakyRelu <alpha = 0.5>"));
+  ASSERT_EQ(run_parity({"run", b, "--pluginref", "--save-outputs", saved, "--val-range",
+                        "[-1.5,1.5]"}).exit_code, 0);
+  auto fails = run_parity({"run", a, "--pluginref", "--load-outputs", saved, "--val-range",
+                           "[-1.5,1.5]", "--compare", "distance"});
+  EXPECT_EQ(fails.exit_code, 1) << fails.output;
+  EXPECT_NE(fails.output.find("Distance Metrics: L2 norm="), std::string::npos) << fails.output;
+  auto passes = run_parity({"run", a, "--pluginref", "--load-outputs", saved, "--val-range",
+                            "[-1.5,1.5]", "--compare", "distance", "--l2-tolerance", "y:100",
+                            "--cosine-similarity-threshold", "0.5"});
+  EXPECT_EQ(passes.exit_code, 0) << passes.output;
+  auto quality = run_parity({"run", a, "--pluginref", "--load-outputs", saved, "--val-range",
+                             "[-1.5,1.5]", "--compare", "quality", "--psnr-tolerance", "1",
+                             "--snr-tolerance", "y:1", "--report", dir.file("q.html")});
+  EXPECT_EQ(quality.exit_code, 0) << quality.output;
+  EXPECT_NE(quality.output.find("Quality Metrics: PSNR="), std::string::npos) << quality.output;
+  EXPECT_NE(read_text(dir.file("q.html")).find("compared with <b>quality</b>"),
+            std::string::npos);
+}
+
+TEST(CliLayerwise, BadValuesAreUsageErrors) {
+  const std::string model = source_path("examples/tiny_cnn.onnx");
+  auto budget = run_parity({"run", model, "--pluginref", "--pluginref", "--onnx-outputs", "mark",
+                            "all", "--mark-budget", "12Q"});
+  EXPECT_EQ(budget.exit_code, 2) << budget.output;
+  EXPECT_NE(budget.output.find("failed to parse --mark-budget with value '12Q'"),
+            std::string::npos) << budget.output;
+  auto cosine = run_parity({"run", model, "--pluginref", "--compare", "distance",
+                            "--cosine-similarity-threshold", "2"});
+  EXPECT_EQ(cosine.exit_code, 2) << cosine.output;
+  EXPECT_NE(cosine.output.find("a cosine similarity is within [-1, 1]"), std::string::npos);
+  auto compare = run_parity({"run", model, "--pluginref", "--compare", "nearest"});
+  EXPECT_EQ(compare.exit_code, 2) << compare.output;
+}
+
+TEST(CliLayerwise, TwoReferenceRunnersCompareLayerwise) {
+  auto r = run_parity({"run", source_path("examples/tiny_cnn.onnx"), "--pluginref",
+                       "--pluginref", "--onnx-outputs", "mark", "all"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("10/10 tensors passed | 1 batch(es)"), std::string::npos) << r.output;
+}
+
+TEST(CliInspect, ManyOutputsGetOneLineEach) {
+  TempDir dir;
+  const std::string model = dir.file("chain.onnx"), saved = dir.file("out.json");
+  std::string text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] x) => (float[2,3] t12) {
+      one = Constant <value = float {1.0}> ()
+      t1 = Add(x, one)
+  )";
+  for (int i = 2; i <= 12; ++i) text += fmt::format("t{} = Add(t{}, one)\n", i, i - 1);
+  write_model_from_text(model, text + "}");
+  ASSERT_EQ(run_parity({"run", model, "--pluginref", "--onnx-outputs", "mark", "all",
+                        "--save-outputs", saved, "--val-range", "[0,0]"}).exit_code, 0);
+  auto r = run_parity({"inspect", "data", saved});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("name | dtype   | shape  | min | max | mean"), std::string::npos)
+      << r.output;
+  // Inputs are all 0: t<k> holds k everywhere.
+  EXPECT_NE(r.output.find("t12  | float32 | (2, 3) |  12 |  12 |   12"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("Stats:"), std::string::npos) << r.output;
+  auto hist = run_parity({"inspect", "data", saved, "--histogram"});
+  ASSERT_EQ(hist.exit_code, 0) << hist.output;
+  size_t histograms = 0;
+  for (size_t p = 0; (p = hist.output.find("---- Histogram ----", p)) != std::string::npos; ++p)
+    ++histograms;
+  EXPECT_EQ(histograms, 12u) << hist.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
