@@ -69,7 +69,8 @@ def seconds_to_run(code, env):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "build")
+    default_build = os.path.join(os.path.dirname(__file__), "..", "build")
+    build = sys.argv[1] if len(sys.argv) > 1 else default_build
     plugin = os.path.join(build, "examples", "plugin", "libparity_example_plugin.so")
     feed = {"t0": np.random.RandomState(0).uniform(-1, 1, SHAPE).astype(np.float32)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,9 +103,10 @@ def main():
     us = 1e6
     print(f"chain of {NODES} ScaledTanh nodes on {SHAPE} float32, {CALLS} infer() calls, "
           f"median of {REPEATS}")
-    print(f"  C++ plugin op:            {cpp * us / NODES:8.2f} us per node ({cpp * us:.1f} us per infer)")
-    print(f"  Python op (np.tanh):      {py * us / NODES:8.2f} us per node ({py * us:.1f} us per infer)")
-    print(f"  Python op (return [x]):   {bare * us / NODES:8.2f} us per node ({bare * us:.1f} us per infer)")
+    for label, seconds in (("C++ plugin op", cpp), ("Python op (np.tanh)", py),
+                           ("Python op (return [x])", bare)):
+        print(f"  {label + ':':26s}{seconds * us / NODES:8.2f} us per node "
+              f"({seconds * us:.1f} us per infer)")
     print(f"  overhead of Python over C++: {(py - cpp) * us / NODES:.2f} us per node, "
           f"of which the call itself {(bare - cpp) * us / NODES:.2f} us")
     print(f"start-up, fresh interpreter, median of {REPEATS}")

@@ -1,4 +1,4 @@
-"""Polygraphy's ``func.extend``: the way to reach what a loader builds without leaving the pipeline."""
+"""Polygraphy's ``func.extend``: reach what a loader builds without leaving the pipeline."""
 import functools
 import inspect
 

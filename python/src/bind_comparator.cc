@@ -296,7 +296,8 @@ void bind_comparator(py::module_& m) {
   m.def("log", [](int severity, const std::string& message) {
     logger().log(static_cast<Severity>(severity), message);
   });
-  m.def("severity_from_count", [](int count) { return static_cast<int>(severity_from_count(count)); });
+  m.def("severity_from_count",
+        [](int count) { return static_cast<int>(severity_from_count(count)); });
 }
 
 }  // namespace parity::python

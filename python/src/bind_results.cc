@@ -72,7 +72,10 @@ void bind_results(py::module_& m) {
              for (const auto& [n, t] : self.outputs) out.append(array_from_tensor(t));
              return out;
            })
-      .def("items", [](const IterationResult& self) { return dict_from_tensors(self.outputs).attr("items")(); })
+      .def("items",
+           [](const IterationResult& self) {
+             return dict_from_tensors(self.outputs).attr("items")();
+           })
       .def("__eq__",
            [](const IterationResult& a, const IterationResult& b) {
              if (a.runtime != b.runtime || a.runner_name != b.runner_name ||

@@ -188,7 +188,10 @@ std::string this_command_line() {
     words.push_back(raw.substr(start, end - start));
     start = end + 1;
   }
-  return fmt::format("{}", fmt::join(words, " "));
+  std::string line = fmt::format("{}", fmt::join(words, " "));
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';  // it goes into a one-line comment
+  return line;
 }
 
 std::string generate_run_script(const RunArgs& args, const std::string& command) {
@@ -243,7 +246,8 @@ std::string generate_run_script(const RunArgs& args, const std::string& command)
                         "exclude_outputs={})\n",
                    outputs, py_list(args.model.onnx_exclude_outputs));
   }
-  fmt::format_to(out, "\n    # Data loader\n{}", data_loader_code(args.data, args.data_loader_script));
+  fmt::format_to(out, "\n    # Data loader\n{}",
+                 data_loader_code(args.data, args.data_loader_script));
 
   fmt::format_to(out, "\n    # Runners: the model is loaded once and shared\n");
   if (args.runners.empty()) {

@@ -14,7 +14,8 @@ def _build_dir():
     env = os.environ.get("PARITY_BUILD_DIR")
     if env:
         return os.path.abspath(env)
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(parity._parity.__file__))))
+    module = os.path.abspath(parity._parity.__file__)
+    return os.path.dirname(os.path.dirname(os.path.dirname(module)))
 
 
 BUILD_DIR = _build_dir()

@@ -13,7 +13,8 @@ from parity.json import load_json
 
 from conftest import EXAMPLE_PLUGIN, PARITY_CLI, save_model, tensor
 
-TINY_CNN = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "tiny_cnn.onnx"))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TINY_CNN = os.path.join(ROOT, "examples", "tiny_cnn.onnx")
 MODULE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(parity.__file__)))
 
 
@@ -23,7 +24,8 @@ def run_cli(*args, cwd):
 
 def run_script(path, cwd):
     env = dict(os.environ, PYTHONPATH=MODULE_DIR)
-    return subprocess.run([sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, text=True)
+    return subprocess.run([sys.executable, str(path)], cwd=cwd, env=env, capture_output=True,
+                          text=True)
 
 
 def assert_same_results(path0, path1):
@@ -38,8 +40,11 @@ def assert_same_results(path0, path1):
 
 
 def last_lines(text, count=3):
-    # The lines that state the verdicts, without runner names (they hold the time of day).
-    return [line.split("|", 1)[0] for line in text.splitlines() if "PASSED" in line or "FAILED" in line][-count:]
+    # The lines that state the verdicts, without runner names (they hold the time of day), and
+    # without the command's final "PASSED/FAILED | Runtime" line, which a script does not print.
+    lines = [line.split("|", 1)[0] for line in text.splitlines()
+             if ("PASSED" in line or "FAILED" in line) and "| Runtime:" not in line]
+    return lines[-count:]
 
 
 def test_generated_script_gives_the_same_results_as_the_command(tmp_path):
@@ -61,7 +66,8 @@ def test_generated_script_gives_the_same_results_as_the_command(tmp_path):
 
 
 def test_generated_script_fails_when_the_command_fails(tmp_path):
-    saved = run_cli("run", TINY_CNN, "--pluginref", "--seed", "1", "--save-outputs", tmp_path / "seed1.json", cwd=tmp_path)
+    saved = run_cli("run", TINY_CNN, "--pluginref", "--seed", "1", "--save-outputs",
+                    tmp_path / "seed1.json", cwd=tmp_path)
     assert saved.returncode == 0, saved.stdout
     flags = ["--pluginref", "--seed", "2", "--load-outputs", tmp_path / "seed1.json"]
     cli = run_cli("run", TINY_CNN, *flags, cwd=tmp_path)
@@ -69,7 +75,7 @@ def test_generated_script_fails_when_the_command_fails(tmp_path):
     run_cli("run", TINY_CNN, *flags, "--gen-script", tmp_path / "run.py", cwd=tmp_path)
     script = run_script(tmp_path / "run.py", cwd=tmp_path)
     assert script.returncode == 1, script.stdout + script.stderr
-    assert last_lines(script.stdout, 2) == last_lines(cli.stdout.replace("[E] FAILED | Runtime", ""), 2)
+    assert last_lines(script.stdout, 2) == last_lines(cli.stdout, 2)
 
 
 @pytest.mark.parametrize("compare", [
@@ -82,12 +88,13 @@ def test_generated_script_with_metric_compare_funcs(tmp_path, compare):
     run_cli("run", TINY_CNN, *flags, "--gen-script", tmp_path / "run.py", cwd=tmp_path)
     script = run_script(tmp_path / "run.py", cwd=tmp_path)
     assert cli.returncode == script.returncode, cli.stdout + script.stdout + script.stderr
-    assert last_lines(script.stdout, 2) == last_lines(cli.stdout.replace("[I] PASSED | Runtime", "").replace("[E] FAILED | Runtime", ""), 2)
+    assert last_lines(script.stdout, 2) == last_lines(cli.stdout, 2)
 
 
 def test_generated_script_reports_errors_like_the_command(tmp_path):
     cli = run_cli("run", tmp_path / "missing.onnx", "--pluginref", cwd=tmp_path)
-    run_cli("run", tmp_path / "missing.onnx", "--pluginref", "--gen-script", tmp_path / "run.py", cwd=tmp_path)
+    run_cli("run", tmp_path / "missing.onnx", "--pluginref", "--gen-script", tmp_path / "run.py",
+            cwd=tmp_path)
     script = run_script(tmp_path / "run.py", cwd=tmp_path)
     assert cli.returncode == script.returncode == 1
     assert "[!]" in script.stdout and "missing.onnx" in script.stdout
@@ -98,9 +105,11 @@ def test_gen_script_to_stdout_and_bad_values(tmp_path):
     assert out.returncode == 0
     assert "PluginRefRunner(model)" in out.stdout
     # The script is printed between the command's own log lines.
-    script = out.stdout[out.stdout.index("#!/usr/bin/env python3"):out.stdout.rindex("sys.exit(1)\n") + 12]
+    start = out.stdout.index("#!/usr/bin/env python3")
+    script = out.stdout[start:out.stdout.rindex("sys.exit(1)\n") + len("sys.exit(1)\n")]
     compile(script, "generated", "exec")
-    bad = run_cli("run", TINY_CNN, "--pluginref", "--atol", "abc", "--gen-script", "-", cwd=tmp_path)
+    bad = run_cli("run", TINY_CNN, "--pluginref", "--atol", "abc", "--gen-script", "-",
+                  cwd=tmp_path)
     assert bad.returncode == 2
     assert "failed to parse --atol with value 'abc'" in bad.stdout + bad.stderr
 
@@ -119,8 +128,8 @@ def other_loader():
 
 def test_data_loader_script(tmp_path):
     (tmp_path / "data.py").write_text(DATA_LOADER)
-    cli = run_cli("run", TINY_CNN, "--pluginref", "--onnxrt", "--atol", "1e-4", "--data-loader-script",
-                  "data.py", "--save-inputs", "inputs.json", cwd=tmp_path)
+    cli = run_cli("run", TINY_CNN, "--pluginref", "--onnxrt", "--atol", "1e-4",
+                  "--data-loader-script", "data.py", "--save-inputs", "inputs.json", cwd=tmp_path)
     assert cli.returncode == 0, cli.stdout + cli.stderr
     feeds = load_json(tmp_path / "inputs.json")
     assert len(feeds) == 3
@@ -152,7 +161,8 @@ def always_pass(run0, run1):
 
 def test_compare_func_script(tmp_path):
     (tmp_path / "compare.py").write_text(COMPARE_FUNC)
-    fail = run_cli("run", TINY_CNN, "--pluginref", "--onnxrt", "--compare-func-script", "compare.py", cwd=tmp_path)
+    fail = run_cli("run", TINY_CNN, "--pluginref", "--onnxrt", "--compare-func-script",
+                   "compare.py", cwd=tmp_path)
     assert fail.returncode == 1, fail.stdout + fail.stderr
     ok = run_cli("run", TINY_CNN, "--pluginref", "--onnxrt", "--compare-func-script",
                  "compare.py:always_pass", cwd=tmp_path)
@@ -163,7 +173,8 @@ def test_compare_func_script(tmp_path):
 def test_plugins_flag_runs_a_custom_op(tmp_path):
     node = helper.make_node("ScaledTanh", ["x"], ["y"], domain="parity.example", alpha=2.0)
     model = save_model(tmp_path / "custom.onnx", [node], [tensor("x", TensorProto.FLOAT, [3, 4])],
-                       [tensor("y", TensorProto.FLOAT, [3, 4])], opsets=(("", 17), ("parity.example", 1)))
+                       [tensor("y", TensorProto.FLOAT, [3, 4])],
+                       opsets=(("", 17), ("parity.example", 1)))
     missing = run_cli("run", model, "--pluginref", cwd=tmp_path)
     assert missing.returncode == 1
     assert "Op: ScaledTanh does not have a reference implementation registered!" in missing.stdout
@@ -175,8 +186,8 @@ def test_plugins_flag_runs_a_custom_op(tmp_path):
     y = load_json(tmp_path / "out.json")[0][1][0]["y"]
     assert np.array_equal(y, (2.0 * np.tanh(x.astype(np.float64))).astype(np.float32))
 
-    run_cli("run", model, "--pluginref", "--plugins", EXAMPLE_PLUGIN, "--seed", "3", "--save-outputs",
-            "script.json", "--gen-script", "run.py", cwd=tmp_path)
+    run_cli("run", model, "--pluginref", "--plugins", EXAMPLE_PLUGIN, "--seed", "3",
+            "--save-outputs", "script.json", "--gen-script", "run.py", cwd=tmp_path)
     script = run_script(tmp_path / "run.py", cwd=tmp_path)
     assert script.returncode == 0, script.stdout + script.stderr
     assert_same_results(tmp_path / "out.json", tmp_path / "script.json")

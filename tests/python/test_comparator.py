@@ -96,7 +96,8 @@ def test_data_loader_matches_polygraphy_random_state():
     meta = TensorMetadata().add("x", np.float32, (2, 3))
     loader = DataLoader(seed=7, iterations=2, input_metadata=meta, val_range=(-2.0, 3.0))
     for i in range(2):
-        expected = (np.random.RandomState(7 + i).random_sample((2, 3)) * 5.0 - 2.0).astype(np.float32)
+        sample = np.random.RandomState(7 + i).random_sample((2, 3))
+        expected = (sample * 5.0 - 2.0).astype(np.float32)
         assert np.array_equal(loader[i]["x"], expected)
     with pytest.raises(IndexError):
         loader[2]
@@ -131,7 +132,14 @@ def test_save_inputs_path(identity_model, tmp_path):
 
 
 def results_of(outputs0, outputs1):
-    return IterationResult(outputs=outputs0, runner_name="r0"), IterationResult(outputs=outputs1, runner_name="r1")
+    return (IterationResult(outputs=outputs0, runner_name="r0"),
+            IterationResult(outputs=outputs1, runner_name="r1"))
+
+
+def pair(values0, values1, dtype=np.float32):
+    """Two iteration results with one output "out"."""
+    return results_of({"out": np.array(values0, dtype=dtype)},
+                      {"out": np.array(values1, dtype=dtype)})
 
 
 @pytest.mark.parametrize(
@@ -147,7 +155,7 @@ def results_of(outputs0, outputs1):
     ],
 )
 def test_comparison(values0, values1, dtype, expected_abs, expected_rel):
-    r0, r1 = results_of({"out": np.array(values0, dtype=dtype)}, {"out": np.array(values1, dtype=dtype)})
+    r0, r1 = pair(values0, values1, dtype)
     result = CompareFunc.simple()(r0, r1)["out"]
     assert result.max_absdiff == expected_abs
     assert result.max_reldiff == pytest.approx(expected_rel)
@@ -177,13 +185,13 @@ def test_per_output_tol_fallback():
 
 
 def test_default_tol_in_map():
-    r0, r1 = results_of({"out": np.zeros((4, 4), dtype=np.float32)}, {"out": np.ones((4, 4), dtype=np.float32)})
+    r0, r1 = pair(np.zeros((4, 4)), np.ones((4, 4)))
     assert CompareFunc.simple(atol={"": 1.0})(r0, r1)["out"]
 
 
 @pytest.mark.parametrize("shape", [(), (1,), (2, 2, 2, 2)])
 def test_non_matching_outputs(shape):
-    r0, r1 = results_of({"out": np.zeros(shape, dtype=np.float32)}, {"out": np.ones(shape, dtype=np.float32)})
+    r0, r1 = pair(np.zeros(shape), np.ones(shape))
     old = G_LOGGER.severity
     G_LOGGER.severity = G_LOGGER.ULTRA_VERBOSE
     try:
@@ -206,7 +214,7 @@ def test_check_error_stat(stat, passes):
 
 @pytest.mark.parametrize("stat", ["max", "mean", "median", "elemwise"])
 def test_atol_rtol_either_pass(stat):
-    r0, r1 = results_of({"out": np.array([1, 2], dtype=np.float32)}, {"out": np.array([1.25, 2.5], dtype=np.float32)})
+    r0, r1 = pair([1, 2], [1.25, 2.5])
     assert not CompareFunc.simple(check_error_stat=stat)(r0, r1)["out"]
     assert CompareFunc.simple(check_error_stat=stat, rtol=0.25)(r0, r1)["out"]
     assert CompareFunc.simple(check_error_stat=stat, atol=0.5)(r0, r1)["out"]
@@ -230,14 +238,14 @@ def test_invalid_error_stat():
 @pytest.mark.parametrize("values", [(np.nan, 0.15), (0.15, np.nan)])
 @pytest.mark.parametrize("stat", ["max", "mean", "median", "elemwise"])
 def test_nans_always_fail(values, stat):
-    r0, r1 = results_of({"out": np.array([values[0]], dtype=np.float32)}, {"out": np.array([values[1]], dtype=np.float32)})
+    r0, r1 = pair([values[0]], [values[1]])
     assert not CompareFunc.simple(check_error_stat=stat, atol=10.0, rtol=10.0)(r0, r1)["out"]
 
 
 @pytest.mark.parametrize("value", [np.inf, -np.inf])
 @pytest.mark.parametrize("flag", [True, False])
 def test_infinities_compare_equal(value, flag):
-    r0, r1 = results_of({"out": np.array([value], dtype=np.float32)}, {"out": np.array([value], dtype=np.float32)})
+    r0, r1 = pair([value], [value])
     assert bool(CompareFunc.simple(infinities_compare_equal=flag)(r0, r1)["out"]) == flag
 
 
@@ -252,7 +260,7 @@ def test_infinities_compare_equal(value, flag):
     ],
 )
 def test_index_tolerance(out0, out1, tolerance, passes):
-    r0, r1 = results_of({"out": np.array(out0, dtype=np.int64)}, {"out": np.array(out1, dtype=np.int64)})
+    r0, r1 = pair(out0, out1, np.int64)
     assert bool(CompareFunc.indices(index_tolerance=tolerance)(r0, r1)["out"]) == passes
 
 
@@ -335,7 +343,8 @@ def test_top_k_basic():
 
 
 def test_top_k_can_exceed_array_len():
-    assert list(top_k({"x": np.array([1, 2, 3, 4, 5], dtype=np.float32)}, 10)["x"]) == [4, 3, 2, 1, 0]
+    values = np.array([1, 2, 3, 4, 5], dtype=np.float32)
+    assert list(top_k({"x": values}, 10)["x"]) == [4, 3, 2, 1, 0]
 
 
 def test_per_output_top_k():
@@ -345,3 +354,21 @@ def test_per_output_top_k():
 
 def test_top_k_half():
     assert list(top_k({"x": np.array([1, 2, 3, 4, 5], dtype=np.float16)}, 2)["x"]) == [4, 3]
+
+
+def test_errors_in_user_callables_reach_the_caller_unchanged(identity_model):
+    results = RunResults()
+    results.add([{"out": np.ones(2, dtype=np.float32)}], runner_name="a")
+    results.add([{"out": np.ones(2, dtype=np.float32)}], runner_name="b")
+
+    def broken_compare(it0, it1):
+        raise KeyError("compare broke")
+
+    with pytest.raises(KeyError, match="compare broke"):
+        Comparator.compare_accuracy(results, compare_func=broken_compare)
+
+    def broken_loader():
+        raise RuntimeError("loader broke")
+
+    with pytest.raises(RuntimeError, match="loader broke"):
+        Comparator.run([PluginRefRunner(broken_loader)])

@@ -61,7 +61,9 @@ def test_count_mismatch_is_rejected():
     def y(only_one):
         pass
 
-    with pytest.raises(ParityException, match=r"Function: y accepts 1 parameter\(s\), but needs to accept 2 parameter\(s\) from: x"):
+    expected = (r"Function: y accepts 1 parameter\(s\), but needs to accept 2 parameter\(s\) "
+                r"from: x")
+    with pytest.raises(ParityException, match=expected):
         y()
 
 

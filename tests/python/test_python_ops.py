@@ -13,8 +13,10 @@ from parity.comparator import Comparator, CompareFunc, RunResults
 from conftest import EXAMPLE_PLUGIN, save_model, tensor
 
 
-def custom_op_model(tmp_path, op, domain, inputs, attrs=None, outputs=("y",), out_type=TensorProto.FLOAT):
-    node = helper.make_node(op, list(inputs), list(outputs), domain=domain, name="my_node", **(attrs or {}))
+def custom_op_model(tmp_path, op, domain, inputs, attrs=None, outputs=("y",),
+                    out_type=TensorProto.FLOAT):
+    node = helper.make_node(op, list(inputs), list(outputs), domain=domain, name="my_node",
+                            **(attrs or {}))
     return save_model(
         tmp_path / f"{op}.onnx",
         [node],
@@ -143,7 +145,8 @@ def test_python_op_compared_with_the_same_op_from_a_cpp_plugin(tmp_path):
     py = PluginRefRunner(OnnxFromPath(model), name="python-op")
     results.extend(Comparator.run([py], data_loader=[feed]))
 
-    assert bool(Comparator.compare_accuracy(results, compare_func=CompareFunc.simple(atol=1e-6, rtol=1e-6)))
+    close = CompareFunc.simple(atol=1e-6, rtol=1e-6)
+    assert bool(Comparator.compare_accuracy(results, compare_func=close))
     # Each runner ran its own implementation.
     expected = (1.5 * np.tanh(0.5 * feed["x"].astype(np.float64)) + 0.25).astype(np.float32)
     assert np.array_equal(results["cpp-plugin"][0]["y"], expected)
@@ -156,7 +159,8 @@ def test_python_op_compared_with_the_same_op_from_a_cpp_plugin(tmp_path):
 
 
 def test_plugin_errors_become_parity_exceptions(tmp_path):
-    with pytest.raises(ParityException, match="failed to load plugin library '/no/such/lib.so' with dlopen"):
+    expected = "failed to load plugin library '/no/such/lib.so' with dlopen"
+    with pytest.raises(ParityException, match=expected):
         parity.load_plugin("/no/such/lib.so")
 
 

@@ -100,7 +100,9 @@ class Comparator:
         if use_subprocess:
             _unsupported("use_subprocess", use_subprocess)
         if not runners:
-            G_LOGGER.warning("No runners were provided to Comparator.run(). Inference will not be run.")
+            G_LOGGER.warning(
+                "No runners were provided to Comparator.run(). Inference will not be run."
+            )
             return RunResults()
         return _parity.comparator_run(
             [_cpp_runner(r) for r in runners], data_loader, int(warm_up or 0),
