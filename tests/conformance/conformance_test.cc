@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -56,9 +56,10 @@ std::chrono::seconds time_limit() {
     } catch (const std::exception&) {
     }
     if (used != text.size() || seconds < 0)
-      fail_usage("failed to use PARITY_CONFORMANCE_TIME_LIMIT with '{}': it must be a whole "
-                 "number of seconds, 0 or more",
-                 text);
+      fail_usage(
+          "failed to use PARITY_CONFORMANCE_TIME_LIMIT with '{}': it must be a whole "
+          "number of seconds, 0 or more",
+          text);
     return std::chrono::seconds(seconds);
   }();
   return limit;
@@ -100,11 +101,12 @@ ExpectedFailures read_expected_failures(const std::string& path) {
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     std::string name = trim(line.substr(0, line.find('#')));
-    std::string reason = line.find('#') == std::string::npos ? "" : trim(line.substr(line.find('#') + 1));
+    std::string reason =
+        line.find('#') == std::string::npos ? "" : trim(line.substr(line.find('#') + 1));
     if (name.empty()) continue;  // a blank or comment line
     if (name.find_first_of(" \t") != std::string::npos || reason.empty())
-      list.problems.push_back(fmt::format(
-          "line {}: '{}' is not of the form 'test_name  # reason'", number, trim(line)));
+      list.problems.push_back(fmt::format("line {}: '{}' is not of the form 'test_name  # reason'",
+                                          number, trim(line)));
     else if (!list.reasons.emplace(name, reason).second)
       list.problems.push_back(fmt::format("line {}: {} is listed twice", number, name));
   }
@@ -212,17 +214,16 @@ Outcome run_node_test(const fs::path& dir, Clock::time_point deadline) {
       for (size_t i = 0; i < expected.size(); ++i) {
         std::string diff = compare_values(actual[i].value, expected[i]);
         if (!diff.empty())
-          return failure(fmt::format("{}: output '{}' ({}) differs: {}",
-                                     set.filename().string(), actual[i].name,
-                                     model->graph.outputs[i].type.str(), diff),
+          return failure(fmt::format("{}: output '{}' ({}) differs: {}", set.filename().string(),
+                                     actual[i].name, model->graph.outputs[i].type.str(), diff),
                          fmt::format("output '{}' differs: {}", actual[i].name, diff));
       }
     }
   } catch (const std::exception& e) {
     if (timed_out)
-      return failure(fmt::format("it took longer than the time limit of {} s",
-                                 time_limit().count()),
-                     fmt::format("slower than {} s", time_limit().count()));
+      return failure(
+          fmt::format("it took longer than the time limit of {} s", time_limit().count()),
+          fmt::format("slower than {} s", time_limit().count()));
     return failure(fmt::format("running failed: {}", e.what()), first_line(e.what()));
   }
   return Outcome{true, "", ""};
@@ -234,8 +235,8 @@ Outcome run_node_test(const fs::path& dir, Clock::time_point deadline) {
 struct Summary {
   int passed = 0;
   int expected_failures = 0;
-  int failed = 0;            // unlisted failures
-  int unexpected_passes = 0;  // listed but passing
+  int failed = 0;                               // unlisted failures
+  int unexpected_passes = 0;                    // listed but passing
   std::map<std::string, std::string> failures;  // every failing test -> reason
 };
 
@@ -285,9 +286,10 @@ class Watchdog {
       const Clock::time_point deadline = *deadline_;
       if (wake_.wait_until(lock, deadline) == std::cv_status::timeout && deadline_ == deadline &&
           !stop_) {
-        std::fprintf(stderr, "[conformance] %s is still running %lld s after its time limit: "
-                     "stopping the test program\n", name_.c_str(),
-                     static_cast<long long>(kHardLimitGrace.count()));
+        std::fprintf(stderr,
+                     "[conformance] %s is still running %lld s after its time limit: "
+                     "stopping the test program\n",
+                     name_.c_str(), static_cast<long long>(kHardLimitGrace.count()));
         std::fflush(stderr);
         std::_Exit(1);
       }
@@ -348,9 +350,10 @@ class SummaryPrinter : public ::testing::EmptyTestEventListener {
     const Summary& s = summary();
     const int total = s.passed + s.expected_failures + s.failed + s.unexpected_passes;
     if (total == 0) return;
-    std::printf("[conformance] %d passed, %d expected failures, %d failed, %d listed but "
-                "passing; %d node tests run\n",
-                s.passed, s.expected_failures, s.failed, s.unexpected_passes, total);
+    std::printf(
+        "[conformance] %d passed, %d expected failures, %d failed, %d listed but "
+        "passing; %d node tests run\n",
+        s.passed, s.expected_failures, s.failed, s.unexpected_passes, total);
     const std::string report = env_or("PARITY_CONFORMANCE_REPORT", "");
     if (report.empty()) return;
     std::ofstream out(report);
@@ -386,9 +389,10 @@ void register_node_tests() {
   try {
     pattern = std::regex(filter.empty() ? ".*" : filter);
   } catch (const std::regex_error& e) {
-    fail_usage("failed to use PARITY_CONFORMANCE_FILTER with '{}': {}; give an ECMAScript "
-               "regular expression such as 'loop|scan'",
-               filter, e.what());
+    fail_usage(
+        "failed to use PARITY_CONFORMANCE_FILTER with '{}': {}; give an ECMAScript "
+        "regular expression such as 'loop|scan'",
+        filter, e.what());
   }
   for (const std::string& name : discover_tests(root)) {
     if (!std::regex_search(name, pattern)) continue;

@@ -56,9 +56,10 @@ Value sequence_value(const ::onnx::SequenceProto& proto, const ir::ValueType* de
                      const std::string& path) {
   if (proto.elem_type() != ::onnx::SequenceProto::TENSOR &&
       proto.elem_type() != ::onnx::SequenceProto::UNDEFINED)
-    fail("failed to read sequence file '{}' with element type {}: only sequences of tensors "
-         "are supported; valid: 1 (TENSOR)",
-         path, static_cast<int>(proto.elem_type()));
+    fail(
+        "failed to read sequence file '{}' with element type {}: only sequences of tensors "
+        "are supported; valid: 1 (TENSOR)",
+        path, static_cast<int>(proto.elem_type()));
   const ir::ValueType* element = inner_of(declared);
   std::vector<Tensor> items;
   items.reserve(proto.tensor_values_size());
@@ -70,16 +71,15 @@ Value optional_value(const ::onnx::OptionalProto& proto, const ir::ValueType* de
                      const std::string& path) {
   const ir::ValueType* element = inner_of(declared);
   switch (proto.elem_type()) {
-    case ::onnx::OptionalProto::UNDEFINED:
-      return Value::none();
-    case ::onnx::OptionalProto::TENSOR:
-      return Value(tensor_value(proto.tensor_value(), element));
+    case ::onnx::OptionalProto::UNDEFINED: return Value::none();
+    case ::onnx::OptionalProto::TENSOR: return Value(tensor_value(proto.tensor_value(), element));
     case ::onnx::OptionalProto::SEQUENCE:
       return sequence_value(proto.sequence_value(), element, path);
     default:
-      fail("failed to read optional file '{}' with element type {}: only optional tensors and "
-           "sequences are supported; valid: 0 (empty), 1 (TENSOR), 3 (SEQUENCE)",
-           path, static_cast<int>(proto.elem_type()));
+      fail(
+          "failed to read optional file '{}' with element type {}: only optional tensors and "
+          "sequences are supported; valid: 0 (empty), 1 (TENSOR), 3 (SEQUENCE)",
+          path, static_cast<int>(proto.elem_type()));
   }
 }
 
@@ -89,14 +89,13 @@ Value read_value_proto(const std::string& path, const ir::ValueType& declared) {
   const std::string bytes = read_file(path);
   switch (declared.kind) {
     case ir::ValueType::Kind::kSequence:
-      return sequence_value(parse<::onnx::SequenceProto>(bytes, path, "SequenceProto"),
-                            &declared, path);
+      return sequence_value(parse<::onnx::SequenceProto>(bytes, path, "SequenceProto"), &declared,
+                            path);
     case ir::ValueType::Kind::kOptional:
-      return optional_value(parse<::onnx::OptionalProto>(bytes, path, "OptionalProto"),
-                            &declared, path);
+      return optional_value(parse<::onnx::OptionalProto>(bytes, path, "OptionalProto"), &declared,
+                            path);
     default:
-      return Value(tensor_value(parse<::onnx::TensorProto>(bytes, path, "TensorProto"),
-                                &declared));
+      return Value(tensor_value(parse<::onnx::TensorProto>(bytes, path, "TensorProto"), &declared));
   }
 }
 

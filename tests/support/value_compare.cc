@@ -97,8 +97,7 @@ ElementResult compare_element(const Tensor& a, const Tensor& e, int64_t i, Eleme
       double x = float_at(a, i), y = float_at(e, i);
       r.equal = close(x, y, tol);
       r.diff = std::fabs(x - y);
-      if (describe)
-        r.actual = fmt::format("{:.9g}", x), r.expected = fmt::format("{:.9g}", y);
+      if (describe) r.actual = fmt::format("{:.9g}", x), r.expected = fmt::format("{:.9g}", y);
       break;
     }
     case ElementClass::kComplex: {
@@ -160,8 +159,7 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected,
   std::string text = fmt::format("element {} (index {}) is {}, expected {}", first,
                                  index_str(expected.shape(), first), r.actual, r.expected);
   if (cls == ElementClass::kFloat) {
-    const double allowed =
-        tolerance.atol + tolerance.rtol * std::fabs(float_at(expected, first));
+    const double allowed = tolerance.atol + tolerance.rtol * std::fabs(float_at(expected, first));
     text += fmt::format(" (|diff| {:.3g} > allowed {:.3g})", r.diff, allowed);
   }
   text += fmt::format("; {} of {} elements differ", mismatches, n);
@@ -170,8 +168,7 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected,
   return text;
 }
 
-std::string compare_values(const Value& actual, const Value& expected,
-                           const Tolerance& tolerance) {
+std::string compare_values(const Value& actual, const Value& expected, const Tolerance& tolerance) {
   auto kind_name = [](const Value& v) {
     return v.is_none() ? "an empty optional" : v.is_tensor() ? "a tensor" : "a sequence";
   };

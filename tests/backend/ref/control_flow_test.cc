@@ -40,7 +40,10 @@ save_model(oh.make_model(g, opset_imports=[oh.make_opsetid('', 16)]))
 )");
   ref::Executor executor(m.model);
   const Tensor& x = m.tensor("x");
-  struct Case { bool c1, c2; const char* expected; };
+  struct Case {
+    bool c1, c2;
+    const char* expected;
+  };
   for (Case c : {Case{true, true, "tt"}, Case{true, false, "tf"}, Case{false, true, "f"},
                  Case{false, false, "f"}}) {
     auto out = executor.run(
@@ -99,17 +102,17 @@ for M in [0, 3]:
 
 TEST(ControlFlow, LoopWithTripCountZeroReturnsTheInitialValuesAndEmptyScans) {
   PythonModel m = python_model(kDoublingLoop);
-  auto out = m.run({{"M", Tensor::scalar<int64_t>(0)}, {"cond", bool_scalar(true)},
-                    {"v", m.tensor("v0")}});
+  auto out = m.run(
+      {{"M", Tensor::scalar<int64_t>(0)}, {"cond", bool_scalar(true)}, {"v", m.tensor("v0")}});
   EXPECT_TRUE(values_equal(out.at(0).value, m.tensor("v_0")));
   EXPECT_TRUE(values_equal(out.at(1).value, m.tensor("scans_0")));  // float32 of shape (0, 2)
   // A false initial condition runs no iteration either.
-  out = m.run({{"M", Tensor::scalar<int64_t>(3)}, {"cond", bool_scalar(false)},
-               {"v", m.tensor("v0")}});
+  out = m.run(
+      {{"M", Tensor::scalar<int64_t>(3)}, {"cond", bool_scalar(false)}, {"v", m.tensor("v0")}});
   EXPECT_TRUE(values_equal(out.at(0).value, m.tensor("v_0")));
   EXPECT_TRUE(values_equal(out.at(1).value, m.tensor("scans_0")));
-  out = m.run({{"M", Tensor::scalar<int64_t>(3)}, {"cond", bool_scalar(true)},
-               {"v", m.tensor("v0")}});
+  out = m.run(
+      {{"M", Tensor::scalar<int64_t>(3)}, {"cond", bool_scalar(true)}, {"v", m.tensor("v0")}});
   EXPECT_TRUE(values_equal(out.at(0).value, m.tensor("v_3")));
   EXPECT_TRUE(values_equal(out.at(1).value, m.tensor("scans_3")));
 }
@@ -141,7 +144,8 @@ while True:
 save('s_final', np.array(s, dtype=np.int64))
 save('seen', np.array(seen, dtype=np.int64))
 )");
-  auto out = m.run({{"start", bool_scalar(true)}, {"s", Tensor::scalar<int64_t>(0)},
+  auto out = m.run({{"start", bool_scalar(true)},
+                    {"s", Tensor::scalar<int64_t>(0)},
                     {"limit", Tensor::scalar<int64_t>(20)}});
   EXPECT_TRUE(values_equal(out.at(0).value, m.tensor("s_final")));
   EXPECT_TRUE(values_equal(out.at(1).value, m.tensor("seen")));
@@ -234,7 +238,9 @@ for b in range(2):
 save('s', s_all)
 save('o_all', o_all)
 )");
-  auto out = m.run({{"lens", m.tensor("lens")}, {"s0", m.tensor("s0")}, {"x", m.tensor("x")},
+  auto out = m.run({{"lens", m.tensor("lens")},
+                    {"s0", m.tensor("s0")},
+                    {"x", m.tensor("x")},
                     {"w", m.tensor("w")}});
   EXPECT_TRUE(values_equal(out.at(0).value, m.tensor("s")));
   EXPECT_TRUE(values_equal(out.at(1).value, m.tensor("o_all")));
@@ -269,8 +275,9 @@ save_seq('shapes', [np.array(x.shape, dtype=np.int64) for x in a])
   // Sequences of different lengths are refused; empty ones give empty, typed outputs.
   Value short_b = m.sequence("b");
   short_b.sequence.pop_back();
-  std::string message =
-      error_of([&] { m.run({{"a", m.sequence("a")}, {"b", short_b}, {"c", m.tensor("c")}}); });
+  std::string message = error_of([&] {
+    m.run({{"a", m.sequence("a")}, {"b", short_b}, {"c", m.tensor("c")}});
+  });
   EXPECT_NE(message.find("input 1 is a sequence of 2 tensors; every sequence input must have 3"),
             std::string::npos)
       << message;

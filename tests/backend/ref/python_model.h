@@ -52,7 +52,9 @@ inline PythonModel python_model(const std::string& body) {
       "import onnx\n"
       "from onnx import helper as oh, TensorProto as TP\n"
       "rng = np.random.RandomState(0)\n"
-      "OUT = '" + dir.path().string() + "'\n"
+      "OUT = '" +
+      dir.path().string() +
+      "'\n"
       "def save(name, a):\n"
       "    a = np.asarray(a, order='C')  # (ascontiguousarray would make scalars 1-D)\n"
       "    head = ' '.join([a.dtype.name] + [str(d) for d in a.shape]) + '\\n'\n"

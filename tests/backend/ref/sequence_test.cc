@@ -68,8 +68,9 @@ save('stacked_last', np.stack(same, axis=-1))
   EXPECT_TRUE(values_equal(out.at(2).value, m.tensor("stacked_last")));
 
   // Stacking needs equal shapes; an empty sequence has nothing to join.
-  std::string message =
-      error_of([&] { m.run({{"items", m.sequence("items")}, {"same", m.sequence("items")}}); });
+  std::string message = error_of([&] {
+    m.run({{"items", m.sequence("items")}, {"same", m.sequence("items")}});
+  });
   EXPECT_NE(message.find("every item must have the first item's shape (2, 1)"), std::string::npos)
       << message;
   Value empty = Value::make_sequence({}, DataType::kFloat32);
@@ -117,15 +118,17 @@ TEST(Sequence, PositionsCountFromEitherEndAndDefaultToTheEnd) {
 
 TEST(Sequence, RefusesPositionsOutsideTheSequenceAndMixedTypes) {
   PythonModel m = python_model(kPositions);
-  std::string message = error_of(
-      [&] { m.run({{"s", m.sequence("s")}, {"t", m.tensor("t")}, {"p", Tensor::scalar<int64_t>(3)}}); });
+  std::string message = error_of([&] {
+    m.run({{"s", m.sequence("s")}, {"t", m.tensor("t")}, {"p", Tensor::scalar<int64_t>(3)}});
+  });
   // SequenceInsert accepts 3 (the end); SequenceErase is the first to refuse it.
   EXPECT_NE(message.find("(SequenceErase): position 3 is out of range for a sequence of 3 tensors; "
                          "it must be in [-3, 2]"),
             std::string::npos)
       << message;
   message = error_of([&] {
-    m.run({{"s", m.sequence("s")}, {"t", Tensor::from_vector<int64_t>({1}, {1})},
+    m.run({{"s", m.sequence("s")},
+           {"t", Tensor::from_vector<int64_t>({1}, {1})},
            {"p", Tensor::scalar<int64_t>(0)}});
   });
   EXPECT_NE(message.find("input 'tensor' has element type int64; it must match the sequence's "
@@ -226,8 +229,8 @@ save('value_ints', np.array([3, 1, 4], dtype=np.int64))
   for (size_t i = 0; i < 6; ++i)
     EXPECT_TRUE(values_equal(out.at(i).value, m.tensor(out.at(i).name))) << out.at(i).name;
   EXPECT_TRUE(values_equal(out.at(6).value, Tensor::scalar<std::string>("abc")));
-  EXPECT_TRUE(values_equal(out.at(7).value,
-                           Tensor::from_vector<std::string>({3}, {"x", "", "yz"})));
+  EXPECT_TRUE(
+      values_equal(out.at(7).value, Tensor::from_vector<std::string>({3}, {"x", "", "yz"})));
 }
 
 TEST(Constant, RefusesFormsItsOpsetDoesNotHaveAndAmbiguousNodes) {
@@ -249,8 +252,7 @@ g = oh.make_graph([oh.make_node('Constant', [], ['c'], name='k', value_int=1, va
 save_model(oh.make_model(g, opset_imports=[oh.make_opsetid('', 13)]))
 )");
   message = error_of([&] { ref::Executor executor(two.model); });
-  EXPECT_NE(message.find("attributes 'value_int' and 'value_ints' are both set"),
-            std::string::npos)
+  EXPECT_NE(message.find("attributes 'value_int' and 'value_ints' are both set"), std::string::npos)
       << message;
 }
 
@@ -269,7 +271,10 @@ for name, shape in [('a', (2, 3)), ('scalar', ()), ('empty', (4, 0))]:
     save(f'sevens_{name}', np.full(shape, 7, dtype=np.int32))
     save(f'halves_{name}', np.full(shape, 0.5, dtype=np.float16))
 )");
-  struct Case { const char* name; Shape shape; };
+  struct Case {
+    const char* name;
+    Shape shape;
+  };
   for (const Case& c : {Case{"a", {2, 3}}, Case{"scalar", {}}, Case{"empty", {4, 0}}}) {
     Tensor shape = Tensor::from_vector<int64_t>({static_cast<int64_t>(c.shape.size())}, c.shape);
     auto out = m.run({{"shape", shape}});
@@ -277,8 +282,9 @@ for name, shape in [('a', (2, 3)), ('scalar', ()), ('empty', (4, 0))]:
       EXPECT_TRUE(values_equal(out.at(i).value, m.tensor(out.at(i).name + "_" + c.name)))
           << out.at(i).name << " " << c.name;
   }
-  std::string message =
-      error_of([&] { m.run({{"shape", Tensor::from_vector<int64_t>({2}, {2, -1})}}); });
+  std::string message = error_of([&] {
+    m.run({{"shape", Tensor::from_vector<int64_t>({2}, {2, -1})}});
+  });
   EXPECT_NE(message.find("failed to make a tensor of shape [2, -1]: dims must be 0 or more"),
             std::string::npos)
       << message;

@@ -31,7 +31,8 @@ Tensor tensor_from_form(const ir::Attribute& a) {
   switch (a.type) {
     case ir::Attribute::Type::kTensor: return a.t;
     case ir::Attribute::Type::kFloat: return Tensor::scalar<float>(a.f);
-    case ir::Attribute::Type::kFloats: return Tensor::from_vector<float>(length(a.floats), a.floats);
+    case ir::Attribute::Type::kFloats:
+      return Tensor::from_vector<float>(length(a.floats), a.floats);
     case ir::Attribute::Type::kInt: return Tensor::scalar<int64_t>(a.i);
     case ir::Attribute::Type::kInts: return Tensor::from_vector<int64_t>(length(a.ints), a.ints);
     case ir::Attribute::Type::kString: return Tensor::scalar<std::string>(a.s);
@@ -43,8 +44,8 @@ class Constant : public Kernel {
  public:
   explicit Constant(const OpContext& ctx) {
     if (ctx.num_inputs() != 0 || ctx.num_outputs() != 1)
-      ctx.fail("it has {} inputs and {} outputs; Constant takes none and makes 1",
-               ctx.num_inputs(), ctx.num_outputs());
+      ctx.fail("it has {} inputs and {} outputs; Constant takes none and makes 1", ctx.num_inputs(),
+               ctx.num_outputs());
     std::vector<std::string> allowed;
     const ir::Attribute* chosen = nullptr;
     for (const ConstantForm& form : kConstantForms) {
@@ -52,9 +53,10 @@ class Constant : public Kernel {
       const ir::Attribute* a = ctx.attr(form.name);
       if (!a) continue;
       if (ctx.opset() < form.since)
-        ctx.fail("attribute '{}' is not allowed at opset {}: it exists from opset {}; valid "
-                 "attributes: [{}]",
-                 form.name, ctx.opset(), form.since, fmt::join(allowed, ", "));
+        ctx.fail(
+            "attribute '{}' is not allowed at opset {}: it exists from opset {}; valid "
+            "attributes: [{}]",
+            form.name, ctx.opset(), form.since, fmt::join(allowed, ", "));
       if (a->type != form.type)
         ctx.fail("attribute '{}' has type {}; it must be of type {}", form.name,
                  ir::attribute_type_name(a->type), ir::attribute_type_name(form.type));
@@ -84,18 +86,14 @@ int64_t constant_of_shape_since(DataType t) {
     case DataType::kFloat8E4M3FN:
     case DataType::kFloat8E4M3FNUZ:
     case DataType::kFloat8E5M2:
-    case DataType::kFloat8E5M2FNUZ:
-      return 20;
+    case DataType::kFloat8E5M2FNUZ: return 20;
     case DataType::kInt4:
-    case DataType::kUInt4:
-      return 21;
+    case DataType::kUInt4: return 21;
     case DataType::kString:
     case DataType::kComplex64:
     case DataType::kComplex128:
-    case DataType::kUndefined:
-      return kOpsetMax + 1;  // never
-    default:
-      return 9;
+    case DataType::kUndefined: return kOpsetMax + 1;  // never
+    default: return 9;
   }
 }
 
@@ -111,9 +109,10 @@ class ConstantOfShape : public Kernel {
       for (int32_t t = 1; t <= static_cast<int32_t>(DataType::kInt4); ++t)
         if (ctx.opset() >= constant_of_shape_since(static_cast<DataType>(t)))
           names.push_back(dtype_name(static_cast<DataType>(t)));
-      ctx.fail("attribute 'value' has element type {}, which opset {} does not allow; "
-               "supported types: [{}]",
-               dtype_name(value_.dtype()), ctx.opset(), fmt::join(names, ", "));
+      ctx.fail(
+          "attribute 'value' has element type {}, which opset {} does not allow; "
+          "supported types: [{}]",
+          dtype_name(value_.dtype()), ctx.opset(), fmt::join(names, ", "));
     }
     if (const Tensor* s = ctx.constant_input(0)) shape_ = read_shape(*s);
   }
@@ -126,11 +125,13 @@ class ConstantOfShape : public Kernel {
  private:
   static Shape read_shape(const Tensor& t) {
     if (t.rank() > 1)
-      fail("failed to read input 'input' of shape {}: it must be a 1-D shape", shape_str(t.shape()));
+      fail("failed to read input 'input' of shape {}: it must be a 1-D shape",
+           shape_str(t.shape()));
     Shape shape = read_int64s(t, "input 'input'");
     for (int64_t d : shape)
       if (d < 0)
-        fail("failed to make a tensor of shape [{}]: dims must be 0 or more", fmt::join(shape, ", "));
+        fail("failed to make a tensor of shape [{}]: dims must be 0 or more",
+             fmt::join(shape, ", "));
     return shape;
   }
 

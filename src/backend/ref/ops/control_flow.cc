@@ -9,8 +9,8 @@ namespace {
 
 // Checks that a body takes `inputs` values and returns `outputs` (at prepare time, so a
 // malformed model fails before anything runs).
-void check_body(const OpContext& ctx, const ir::Graph& body, std::string_view attr,
-                size_t inputs, size_t outputs) {
+void check_body(const OpContext& ctx, const ir::Graph& body, std::string_view attr, size_t inputs,
+                size_t outputs) {
   if (body.inputs.size() != inputs || body.outputs.size() != outputs)
     ctx.fail("body '{}' takes {} inputs and returns {} outputs; this node needs {} and {}", attr,
              body.inputs.size(), body.outputs.size(), inputs, outputs);
@@ -40,8 +40,9 @@ Tensor stack(const std::vector<Tensor>& items, int64_t axis, bool reverse,
              const ir::ValueType& declared, RunContext& ctx) {
   if (items.empty()) {
     if (declared.kind != ir::ValueType::Kind::kTensor || !declared.elem_type)
-      ctx.fail("the loop ran no iteration and the body does not declare the element type of "
-               "its scan output; it cannot make an empty output");
+      ctx.fail(
+          "the loop ran no iteration and the body does not declare the element type of "
+          "its scan output; it cannot make an empty output");
     Shape shape;
     if (declared.shape && dims_are_fixed(*declared.shape))
       for (const Dim& d : *declared.shape) shape.push_back(d.value);
@@ -144,8 +145,8 @@ class Scan : public Kernel {
   explicit Scan(const OpContext& ctx) : body_(ctx.attr_graph("body")) {
     const int64_t m = ctx.attr_int("num_scan_inputs");
     if (m < 1 || static_cast<size_t>(m) > ctx.num_inputs())
-      ctx.fail("attribute 'num_scan_inputs' is {}; it must be in [1, {}] (the number of inputs)",
-               m, ctx.num_inputs());
+      ctx.fail("attribute 'num_scan_inputs' is {}; it must be in [1, {}] (the number of inputs)", m,
+               ctx.num_inputs());
     scan_inputs_ = static_cast<size_t>(m);
     states_ = ctx.num_inputs() - scan_inputs_;
     if (ctx.num_outputs() < states_)
@@ -191,10 +192,9 @@ class Scan : public Kernel {
     for (size_t k = 0; k < scan_outputs_; ++k) {
       const ir::ValueType& declared = body_->outputs[states_ + k].type;
       // The axis counts in the output, which has one more dim than each iteration's value.
-      int64_t rank = scanned[k].empty() ? (declared.shape ? static_cast<int64_t>(
-                                                                declared.shape->size())
-                                                          : 0)
-                                        : scanned[k].front().rank();
+      int64_t rank = scanned[k].empty()
+                         ? (declared.shape ? static_cast<int64_t>(declared.shape->size()) : 0)
+                         : scanned[k].front().rank();
       const int64_t axis = normalize_axis(out_axes_[k], rank + 1, "scan_output_axes");
       result.push_back(stack(scanned[k], axis, out_reverse_[k] != 0, declared, ctx));
     }
@@ -217,9 +217,10 @@ class Scan8 : public Kernel {
   explicit Scan8(const OpContext& ctx) : body_(ctx.attr_graph("body")) {
     const int64_t m = ctx.attr_int("num_scan_inputs");
     if (ctx.num_inputs() < 1 || m < 1 || static_cast<size_t>(m) > ctx.num_inputs() - 1)
-      ctx.fail("attribute 'num_scan_inputs' is {}; it must be in [1, {}] (the inputs after "
-               "sequence_lens)",
-               m, ctx.num_inputs() == 0 ? 0 : ctx.num_inputs() - 1);
+      ctx.fail(
+          "attribute 'num_scan_inputs' is {}; it must be in [1, {}] (the inputs after "
+          "sequence_lens)",
+          m, ctx.num_inputs() == 0 ? 0 : ctx.num_inputs() - 1);
     scan_inputs_ = static_cast<size_t>(m);
     states_ = ctx.num_inputs() - 1 - scan_inputs_;
     if (ctx.num_outputs() < states_)
@@ -239,9 +240,10 @@ class Scan8 : public Kernel {
         ctx.fail("scan input {} has shape {}; it needs a batch and a sequence axis", i,
                  shape_str(x.shape()));
       if (batch >= 0 && (x.shape()[0] != batch || x.shape()[1] != max_length))
-        ctx.fail("scan input {} has shape {}; every scan input must have batch size {} and "
-                 "sequence length {}",
-                 i, shape_str(x.shape()), batch, max_length);
+        ctx.fail(
+            "scan input {} has shape {}; every scan input must have batch size {} and "
+            "sequence length {}",
+            i, shape_str(x.shape()), batch, max_length);
       batch = x.shape()[0];
       max_length = x.shape()[1];
       xs.push_back(&x);
@@ -281,7 +283,8 @@ class Scan8 : public Kernel {
         for (size_t k = 0; k < scan_outputs_; ++k)
           scanned[k][b].push_back(body_tensor(out[states_ + k], states_ + k, ctx));
       }
-      for (size_t j = 0; j < states_; ++j) final_states[j].push_back(body_tensor(body_in[j], j, ctx));
+      for (size_t j = 0; j < states_; ++j)
+        final_states[j].push_back(body_tensor(body_in[j], j, ctx));
     }
 
     Outputs result;
@@ -306,9 +309,10 @@ class Scan8 : public Kernel {
       Shape shape = empty.shape();
       shape[0] = max_length;
       if (max_length > 0 && !(declared.shape && dims_are_fixed(*declared.shape)))
-        ctx.fail("no batch entry ran an iteration and the body does not declare the shape of "
-                 "scan output {}; its padding cannot be made",
-                 k);
+        ctx.fail(
+            "no batch entry ran an iteration and the body does not declare the shape of "
+            "scan output {}; its padding cannot be made",
+            k);
       shape.insert(shape.begin(), batch);
       return Tensor(empty.dtype(), shape);
     }
@@ -348,9 +352,10 @@ class SequenceMap : public Kernel {
     const size_t count = first.sequence.size();
     for (size_t i = 1; i < in.size(); ++i)
       if (in[i].is_sequence() && in[i].sequence.size() != count)
-        ctx.fail("input {} is a sequence of {} tensors; every sequence input must have {}, as "
-                 "'input_sequence' has",
-                 i, in[i].sequence.size(), count);
+        ctx.fail(
+            "input {} is a sequence of {} tensors; every sequence input must have {}, as "
+            "'input_sequence' has",
+            i, in[i].sequence.size(), count);
     std::vector<std::vector<Tensor>> results(body_->outputs.size());
     Inputs body_in(in.size());
     for (size_t i = 0; i < in.size(); ++i)
@@ -359,8 +364,7 @@ class SequenceMap : public Kernel {
       for (size_t i = 0; i < in.size(); ++i)
         if (in[i].is_sequence()) body_in[i] = in[i].sequence[n];
       Outputs out = ctx.run_subgraph(*body_, body_in);
-      for (size_t k = 0; k < out.size(); ++k)
-        results[k].push_back(body_tensor(out[k], k, ctx));
+      for (size_t k = 0; k < out.size(); ++k) results[k].push_back(body_tensor(out[k], k, ctx));
     }
     Outputs result;
     for (size_t k = 0; k < results.size(); ++k) {

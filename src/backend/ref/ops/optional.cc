@@ -22,8 +22,9 @@ class Optional : public Kernel {
                ir::attribute_type_name(type->type),
                ir::attribute_type_name(ir::Attribute::Type::kTypeProto));
     if (!ctx.has_input(0) && !type)
-      ctx.fail("it has no input and no attribute 'type'; an empty optional needs 'type' to say "
-               "what it could hold");
+      ctx.fail(
+          "it has no input and no attribute 'type'; an empty optional needs 'type' to say "
+          "what it could hold");
   }
   Outputs run(const Inputs& in, RunContext&) override {
     return {in.empty() ? Value::none() : in[0]};
@@ -55,8 +56,9 @@ class OptionalGetElement : public Kernel {
   }
   Outputs run(const Inputs& in, RunContext& ctx) override {
     if (in[0].is_none())
-      ctx.fail("input 'input' is an empty optional; OptionalGetElement needs one that holds a "
-               "tensor or a sequence");
+      ctx.fail(
+          "input 'input' is an empty optional; OptionalGetElement needs one that holds a "
+          "tensor or a sequence");
     return {in[0]};
   }
 };

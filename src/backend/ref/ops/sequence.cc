@@ -19,8 +19,8 @@ int64_t checked_position(const Tensor& t, int64_t size, bool allow_end, RunConte
   const int64_t p = read_position(t, "input 'position'");
   const int64_t hi = allow_end ? size : size - 1;
   if (p < -size || p > hi)
-    ctx.fail("position {} is out of range for a sequence of {} tensors; it must be in [{}, {}]",
-             p, size, -size, hi);
+    ctx.fail("position {} is out of range for a sequence of {} tensors; it must be in [{}, {}]", p,
+             size, -size, hi);
   return p < 0 ? p + size : p;
 }
 
@@ -30,8 +30,8 @@ class SequenceEmpty : public Kernel {
     check_arity(ctx, 0, 0);
     const int64_t dtype = ctx.attr_int("dtype", static_cast<int64_t>(DataType::kFloat32));
     if (!dtype_is_valid(static_cast<int32_t>(dtype)) || dtype == 0)
-      ctx.fail("attribute 'dtype' is {}, which is not an ONNX element type; valid: 1 to {}",
-               dtype, static_cast<int>(DataType::kInt4));
+      ctx.fail("attribute 'dtype' is {}, which is not an ONNX element type; valid: 1 to {}", dtype,
+               static_cast<int>(DataType::kInt4));
     dtype_ = static_cast<DataType>(dtype);
   }
   Outputs run(const Inputs&, RunContext&) override { return {Value::make_sequence({}, dtype_)}; }
@@ -54,8 +54,8 @@ class SequenceConstruct : public Kernel {
     for (size_t i = 0; i < in.size(); ++i) {
       const Tensor& t = input_tensor(in, i, "inputs");
       if (!items.empty() && t.dtype() != items.front().dtype())
-        ctx.fail("input {} has element type {}; every input must have the first one's type {}",
-                 i, dtype_name(t.dtype()), dtype_name(items.front().dtype()));
+        ctx.fail("input {} has element type {}; every input must have the first one's type {}", i,
+                 dtype_name(t.dtype()), dtype_name(items.front().dtype()));
       items.push_back(t);
     }
     const DataType dtype = items.front().dtype();

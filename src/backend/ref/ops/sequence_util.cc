@@ -69,9 +69,10 @@ Tensor join_along(const std::vector<Tensor>& items, int64_t axis, bool new_axis,
   for (size_t t = 0; t < items.size(); ++t) {
     const Tensor& item = items[t];
     if (item.dtype() != first.dtype())
-      fail("failed to join {} with element type {} at item {}: every item must have the first "
-           "one's type {}",
-           what, dtype_name(item.dtype()), t, dtype_name(first.dtype()));
+      fail(
+          "failed to join {} with element type {} at item {}: every item must have the first "
+          "one's type {}",
+          what, dtype_name(item.dtype()), t, dtype_name(first.dtype()));
     bool fits = item.rank() == first.rank();
     for (int64_t d = 0; fits && d < item.rank(); ++d)
       fits = item.shape()[d] == ref[d] || (!new_axis && d == axis);
@@ -86,8 +87,7 @@ Tensor join_along(const std::vector<Tensor>& items, int64_t axis, bool new_axis,
   const int64_t outer = dims_product(ref, 0, axis);
   std::vector<int64_t> blocks;
   blocks.reserve(items.size());
-  for (const Tensor& item : items)
-    blocks.push_back(outer == 0 ? 0 : item.numel() / outer);
+  for (const Tensor& item : items) blocks.push_back(outer == 0 ? 0 : item.numel() / outer);
   auto join = [&](const std::vector<Tensor>& parts, DataType dtype) {
     return dispatch_storage(dtype, [&]<typename S>() {
       Tensor y = uninitialized_tensor(dtype, out);
