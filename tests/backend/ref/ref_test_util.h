@@ -46,7 +46,7 @@ inline std::map<std::string, Tensor> numpy_arrays(const std::string& body) {
                        "rng = np.random.RandomState(0)\n"
                        "OUT = '" + dir.path().string() + "'\n"
                        "def save(name, a):\n"
-                       "    a = np.ascontiguousarray(a)\n"
+                       "    a = np.asarray(a, order='C')  # ascontiguousarray makes scalars 1-D\n"
                        "    head = ' '.join([a.dtype.name] + [str(d) for d in a.shape]) + '\\n'\n"
                        "    with open(OUT + '/' + name + '.arr', 'wb') as f:\n"
                        "        f.write(head.encode() + a.tobytes())\n" +
