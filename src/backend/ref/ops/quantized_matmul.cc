@@ -118,6 +118,11 @@ class QLinearMatMul : public Kernel {
     const Tensor& a = input_tensor(in, 0, "a");
     const Tensor& b = input_tensor(in, 3, "b");
     const Tensor& yzp_t = input_tensor(in, 7, "y_zero_point");
+    for (auto [zp, of] : {std::pair{optional_input(in, 2, "a_zero_point"), &a},
+                          std::pair{optional_input(in, 5, "b_zero_point"), &b}})
+      if (zp && zp->dtype() != of->dtype())
+        ctx.fail("a zero point is {} but its matrix is {}; their element types must be equal",
+                 dtype_name(zp->dtype()), dtype_name(of->dtype()));
     const MatMulGeometry g = matmul_geometry(a.shape(), b.shape(), ctx);
     const int64_t a_count = shape_numel(a.shape()) / std::max<int64_t>(g.m * g.k, 1);
     const QuantParam a_scale(&input_tensor(in, 1, "a_scale"), g.m, a_count, "a_scale", ctx);
