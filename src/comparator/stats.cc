@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -139,15 +140,31 @@ OrderStats::OrderStats(const NumArray& a) : sorted_(a.values), kind_(a.kind) {
   has_nan_ = std::any_of(sorted_.begin(), sorted_.end(), [](double x) { return std::isnan(x); });
 }
 
-// The value at fractional position `pos` of the sorted data. nth_element leaves the range
-// partitioned, so the next order statistic is the minimum of what follows.
+void OrderStats::select(size_t k) {
+  auto it = std::lower_bound(selected_.begin(), selected_.end(), k);
+  if (it != selected_.end() && *it == k) return;
+  // Everything before the previous selected position is smaller, everything after the next is
+  // larger: only the stretch between them needs partitioning.
+  const size_t begin = it == selected_.begin() ? 0 : *std::prev(it) + 1;
+  const size_t end = it == selected_.end() ? sorted_.size() : *it;
+  std::nth_element(sorted_.begin() + static_cast<ptrdiff_t>(begin),
+                   sorted_.begin() + static_cast<ptrdiff_t>(k),
+                   sorted_.begin() + static_cast<ptrdiff_t>(end));
+  selected_.insert(it, k);
+}
+
+// The value at fractional position `pos` of the sorted data. The next order statistic is the
+// smallest value between the selected position and the next selected one (inclusive).
 double OrderStats::interpolated(double pos, bool numpy_lerp) {
   const size_t lo = static_cast<size_t>(std::floor(pos));
   const double t = pos - static_cast<double>(lo);
-  std::nth_element(sorted_.begin(), sorted_.begin() + static_cast<ptrdiff_t>(lo), sorted_.end());
+  select(lo);
   const double a = sorted_[lo];
   if (t == 0 || lo + 1 >= sorted_.size()) return a;
-  const double b = *std::min_element(sorted_.begin() + static_cast<ptrdiff_t>(lo) + 1, sorted_.end());
+  auto next = std::upper_bound(selected_.begin(), selected_.end(), lo);
+  const size_t last = next == selected_.end() ? sorted_.size() : *next + 1;
+  const double b = *std::min_element(sorted_.begin() + static_cast<ptrdiff_t>(lo) + 1,
+                                     sorted_.begin() + static_cast<ptrdiff_t>(last));
   if (!numpy_lerp) return (a + b) / 2;
   // NumPy's _lerp: computed from whichever end is nearer, so that t = 1 gives b exactly.
   const double diff = b - a;

@@ -53,6 +53,8 @@ struct BasicStats {
 BasicStats compute_basic_stats(const NumArray& a);
 
 // Order statistics (median, quantiles) on a private copy of the data, partitioned in place.
+// Each selection narrows the next: positions already selected stay partition points, so the
+// median, p90, p95 and p99 of one array cost about 1.7 selections over it, not 4.
 class OrderStats {
  public:
   explicit OrderStats(const NumArray& a);
@@ -61,7 +63,10 @@ class OrderStats {
 
  private:
   double interpolated(double pos, bool numpy_lerp);
+  // Puts the k-th smallest value at position k (between the selected positions around it).
+  void select(size_t k);
   std::vector<double> sorted_;
+  std::vector<size_t> selected_;  // sorted positions that hold their order statistic
   NumKind kind_;
   bool has_nan_ = false;
 };

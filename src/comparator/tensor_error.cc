@@ -19,8 +19,8 @@ constexpr double kZeroEpsilon = 2.220446049250313e-16;
 // The chunking of compute_basic_stats (stats.cc): the same chunks summed in the same order give
 // the same mean to the last bit as CompareFunc.simple.
 constexpr int64_t kGrain = 1 << 16;
-// Elements converted to double at a time (two blocks stay in the L1/L2 cache).
-constexpr int64_t kBlock = 2048;
+// Elements converted to double at a time (the four blocks of a chunk stay in the L1 cache).
+constexpr int64_t kBlock = 1024;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Reads elements of any numeric type as double, a block at a time. int4/uint4 (packed) are
@@ -93,6 +93,9 @@ struct Kinds {
     infinities_equal = inf_equal;
   }
 
+  // The same for a block (diff_block below).
+  void diff_block(const double* x, const double* y, int64_t n, double* abs, double* rel) const;
+
   // compute_differences of compare_simple.cc, for one element.
   void diff(double x, double y, double& abs, double& rel) const {
     double a;
@@ -111,6 +114,74 @@ struct Kinds {
     rel = r;
   }
 };
+
+// Simple loops, one concern each, that the compiler vectorises (AVX2 where the CPU has it: the
+// division dominates).
+__attribute__((target_clones("avx2", "default"))) void diff_block_impl(
+    const Kinds& k, const double* x, const double* y, int64_t n, double* abs, double* rel) {
+  if (k.both_bool) {
+    for (int64_t i = 0; i < n; ++i) abs[i] = static_cast<double>((x[i] != 0) != (y[i] != 0));
+  } else {
+    for (int64_t i = 0; i < n; ++i) abs[i] = std::fabs(x[i] - y[i]);
+    if (k.abs_f32)
+      for (int64_t i = 0; i < n; ++i) abs[i] = static_cast<double>(static_cast<float>(abs[i]));
+  }
+  if (k.infinities_equal)
+    for (int64_t i = 0; i < n; ++i)
+      if (std::isinf(x[i]) && x[i] == y[i]) abs[i] = 0;
+  if (k.ref_floating) {
+    const double eps = k.epsilon;
+    for (int64_t i = 0; i < n; ++i) rel[i] = y[i] == 0 ? eps : std::fabs(y[i]);
+    for (int64_t i = 0; i < n; ++i) rel[i] = abs[i] / rel[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) rel[i] = abs[i] / std::fabs(y[i]);
+  }
+  if (k.rel_f32)
+    for (int64_t i = 0; i < n; ++i) rel[i] = static_cast<double>(static_cast<float>(rel[i]));
+}
+
+void Kinds::diff_block(const double* x, const double* y, int64_t n, double* abs,
+                       double* rel) const {
+  diff_block_impl(*this, x, y, n, abs, rel);
+}
+
+// Order-free reductions of a block: maxima, NaN counts, mismatches. The differences are never
+// negative, so their bit patterns order as integers do, which vectorises (a NaN pattern may win
+// the maximum: the NaN count overrides it). "not a <= tol" is "a > tol or a is NaN".
+struct BlockCounts {
+  int64_t max_abs_bits, max_rel_bits, max_ratio_bits;
+  int64_t nan_abs, nan_rel, mismatches;
+};
+
+__attribute__((target_clones("avx2", "default"))) BlockCounts count_block(
+    const double* abs, const double* rel, int64_t n, double abs_tol, double rel_tol,
+    double inv_abs_tol, double inv_rel_tol) {
+  int64_t max_abs = 0, max_rel = 0, max_ratio = 0;
+  int64_t nan_abs = 0, nan_rel = 0, mismatches = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double a = abs[i], r = rel[i];
+    int64_t a_bits, r_bits;
+    std::memcpy(&a_bits, &a, sizeof a);
+    std::memcpy(&r_bits, &r, sizeof r);
+    max_abs = a_bits > max_abs ? a_bits : max_abs;
+    max_rel = r_bits > max_rel ? r_bits : max_rel;
+    nan_abs += a != a;
+    nan_rel += r != r;
+    mismatches += !(a <= abs_tol) & !(r <= rel_tol);
+    // How far outside the tolerances, for ranking (elemwise: the better of the two).
+    const double q = std::min(a * inv_abs_tol, r * inv_rel_tol);
+    int64_t q_bits;
+    std::memcpy(&q_bits, &q, sizeof q);
+    max_ratio = q_bits > max_ratio ? q_bits : max_ratio;
+  }
+  return {max_abs, max_rel, max_ratio, nan_abs, nan_rel, mismatches};
+}
+
+double from_bits(int64_t bits) {
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
 
 // The sums of one chunk, combined in chunk order.
 struct Partial {
@@ -138,6 +209,7 @@ struct Pass {
   double abs_tol = 0, rel_tol = 0, inv_abs_tol = 0, inv_rel_tol = 0;
   double shift_abs = 0, shift_rel = 0;
   bool elemwise_ratio = false;
+  bool whole_tensor_metrics = false;  // L2, cosine, PSNR, SNR
   bool profile = false;
   int64_t cols = 1, rows = 1, heat_rows = 0, heat_cols = 0;
   std::vector<int32_t> cell_col;  // heat column of each position in the last dim
@@ -151,49 +223,63 @@ double inverse_tolerance(double tol) { return tol > 0 ? 1.0 / tol : 1e300; }
 
 void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int64_t begin,
                int64_t end, Partial& p) {
-  double x[kBlock], y[kBlock];
+  double x[kBlock], y[kBlock], abs[kBlock], rel[kBlock];
   std::array<int64_t, ErrorProfile::kBins> abs_hist{}, rel_hist{};
   std::vector<float> heat(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
   const Kinds& k = pass.kinds;
+  // Position in the last two dims, advanced element by element (no division per element).
+  int64_t w = 0, h = 0;
+  if (pass.heat_rows > 0) {
+    w = begin % pass.cols;
+    h = (begin / pass.cols) % pass.rows;
+  }
   for (int64_t b = begin; b < end; b += kBlock) {
     const int64_t n = std::min(kBlock, end - b);
     r0.read(b, n, x);
     r1.read(b, n, y);
+    k.diff_block(x, y, n, abs, rel);
+    // The sums of the means in element order (compute_basic_stats' bits); the rest in any order.
     for (int64_t i = 0; i < n; ++i) {
-      double a, r;
-      k.diff(x[i], y[i], a, r);
-      p.sum_abs += a - pass.shift_abs;
-      p.sum_rel += r - pass.shift_rel;
-      const double d = x[i] - y[i];
-      p.sum_d2 += d * d;
-      p.sum_x2 += x[i] * x[i];
-      p.sum_y2 += y[i] * y[i];
-      p.sum_xy += x[i] * y[i];
-      if (x[i] > p.max0) p.max0 = x[i];
-      p.nan0 |= std::isnan(x[i]);
-      if (a > p.max_abs) p.max_abs = a;
-      if (r > p.max_rel) p.max_rel = r;
-      const bool a_nan = std::isnan(a), r_nan = std::isnan(r);
-      p.nan_abs |= a_nan;
-      p.nan_rel |= r_nan;
-      p.nan_count += a_nan ? 1 : 0;
-      if ((a_nan || a > pass.abs_tol) && (r_nan || r > pass.rel_tol)) ++p.mismatches;
-      if (pass.elemwise_ratio) {
-        const double q = std::min(a * pass.inv_abs_tol, r * pass.inv_rel_tol);
-        if (q > p.ratio) p.ratio = q;  // NaN elements are counted in nan_count instead
+      p.sum_abs += abs[i] - pass.shift_abs;
+      p.sum_rel += rel[i] - pass.shift_rel;
+    }
+    const BlockCounts c = count_block(abs, rel, n, pass.abs_tol, pass.rel_tol,
+                                      pass.inv_abs_tol, pass.inv_rel_tol);
+    if (n > 0) {
+      p.max_abs = std::max(p.max_abs, from_bits(c.max_abs_bits));
+      p.max_rel = std::max(p.max_rel, from_bits(c.max_rel_bits));
+      if (pass.elemwise_ratio) p.ratio = std::max(p.ratio, from_bits(c.max_ratio_bits));
+    }
+    p.nan_count += c.nan_abs;
+    p.nan_abs |= c.nan_abs > 0;
+    p.nan_rel |= c.nan_rel > 0;
+    p.mismatches += c.mismatches;
+    if (pass.whole_tensor_metrics)
+      for (int64_t i = 0; i < n; ++i) {
+        const double d = x[i] - y[i];
+        p.sum_d2 += d * d;
+        p.sum_x2 += x[i] * x[i];
+        p.sum_y2 += y[i] * y[i];
+        p.sum_xy += x[i] * y[i];
+        p.max0 = x[i] > p.max0 ? x[i] : p.max0;
+        p.nan0 |= x[i] != x[i];
       }
-      if (pass.profile) {
-        ++abs_hist[static_cast<size_t>(exponent_bin(a))];
-        ++rel_hist[static_cast<size_t>(exponent_bin(r))];
-        if (pass.heat_rows > 0) {
-          const int64_t flat = b + i;
-          const int64_t w = flat % pass.cols, h = (flat / pass.cols) % pass.rows;
-          float& cell = heat[static_cast<size_t>(pass.cell_row[static_cast<size_t>(h)] *
-                                                     pass.heat_cols +
-                                                 pass.cell_col[static_cast<size_t>(w)])];
-          const float v = a_nan ? std::numeric_limits<float>::infinity() : static_cast<float>(a);
-          if (v > cell) cell = v;
-        }
+    if (!pass.profile) continue;
+    for (int64_t i = 0; i < n; ++i) {
+      ++abs_hist[static_cast<size_t>(exponent_bin(abs[i]))];
+      ++rel_hist[static_cast<size_t>(exponent_bin(rel[i]))];
+    }
+    if (pass.heat_rows == 0) continue;
+    for (int64_t i = 0; i < n; ++i) {
+      float& cell = heat[static_cast<size_t>(pass.cell_row[static_cast<size_t>(h)] *
+                                                 pass.heat_cols +
+                                             pass.cell_col[static_cast<size_t>(w)])];
+      const float v = abs[i] != abs[i] ? std::numeric_limits<float>::infinity()
+                                       : static_cast<float>(abs[i]);
+      if (v > cell) cell = v;
+      if (++w == pass.cols) {
+        w = 0;
+        if (++h == pass.rows) h = 0;
       }
     }
   }
@@ -326,6 +412,7 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
   pass.abs_tol = round_to_kind(atol, kinds.abs_kind);
   pass.rel_tol = round_to_kind(rtol, kinds.rel_kind);
   pass.elemwise_ratio = options.metric == CompareMetric::kSimple && stat == ErrorStat::kElemwise;
+  pass.whole_tensor_metrics = options.metric != CompareMetric::kSimple;
   pass.profile = options.with_profile;
   pass.inv_abs_tol = inverse_tolerance(pass.abs_tol);
   pass.inv_rel_tol = inverse_tolerance(pass.rel_tol);
@@ -379,6 +466,9 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
 
   // Distance: ||a - b||2 and a.b / (|a| |b|), in double. Two zero vectors are identical (1);
   // a zero vector and another are unrelated (0). Empty tensors do not differ.
+  if (!pass.whole_tensor_metrics) {
+    s.l2 = s.cosine = s.psnr = s.snr = NAN;
+  } else {
   s.l2 = std::sqrt(t.sum_d2);
   const double norm0 = std::sqrt(t.sum_x2), norm1 = std::sqrt(t.sum_y2);
   if (std::isnan(norm0) || std::isnan(norm1) || std::isnan(t.sum_xy)) s.cosine = NAN;
@@ -395,6 +485,7 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
   } else {
     s.psnr = 20 * std::log10(peak) - 10 * std::log10(mse);
     s.snr = 10 * std::log10((t.sum_x2 / n) / mse);
+  }
   }
 
   switch (options.metric) {

@@ -3,10 +3,11 @@
 // functions and the HTML report are built on.
 //
 // One pass (parallel, chunk sums combined in chunk order, so the bits do not depend on the
-// thread count) gives every metric at once: Polygraphy's absolute and relative differences
-// (after its cast_up, with its epsilon for zeros of the reference) with their max, mean and
-// element-wise mismatch count against atol/rtol; the L2 distance and cosine similarity; PSNR and
-// SNR; and, when asked, histograms and a downsampled heatmap of the error for the report. The
+// thread count) gives: Polygraphy's absolute and relative differences (after its cast_up, with
+// its epsilon for zeros of the reference) with their max, mean and element-wise mismatch count
+// against atol/rtol; for the distance and quality metrics the L2 distance and cosine
+// similarity, PSNR and SNR; and, when asked, histograms and a downsampled heatmap of the error
+// for the report. The
 // median and quantile need the differences themselves and are computed (from a copy) only when
 // check_error_stat asks for one of them.
 #pragma once
@@ -73,6 +74,7 @@ struct TensorErrorStats {
   int64_t nan_count = 0;   // elements whose absolute difference is NaN
   double max_abs = 0, mean_abs = 0, max_rel = 0, mean_rel = 0;
   std::optional<double> median_abs, median_rel, quantile_abs, quantile_rel;
+  // Whole-tensor metrics, computed for --compare distance and quality (NaN otherwise).
   double l2 = 0, cosine = 1, psnr = 0, snr = 0;
   // The error measured against the threshold of the chosen metric: a value above 1 is outside
   // it (for elemwise, max over elements of min(abs/atol, rel/rtol)). Scale-free, so nodes of

@@ -47,7 +47,9 @@ TEST(Layerwise, FirstDivergenceAndLocalErrorNameTheDifferingNode) {
   }
   // Upstream nodes pass.
   for (const auto& n : r.nodes)
-    if (n.index < 4) EXPECT_EQ(n.status, NodeStatus::kPassed) << n.name;
+    if (n.index < 4) {
+      EXPECT_EQ(n.status, NodeStatus::kPassed) << n.name;
+    }
 
   // The path from the graph input to the divergence.
   ASSERT_GE(r.path.size(), 2u);

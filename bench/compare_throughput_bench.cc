@@ -1,0 +1,104 @@
+// Comparison throughput: bytes of both outputs compared per second, for float32 outputs of
+// 16 MiB and 1 GiB, beside a plain copy of the same bytes (memcpy of both outputs, the memory
+// bandwidth yardstick). Compared:
+//   CompareTensors         the fused pass of layer-wise runs (every metric, statistics only)
+//   CompareTensorsProfile  the same with the report's histograms and heatmap
+//   CompareFuncSimple      Polygraphy's CompareFunc.simple with its report lines (logging off),
+//                          16 MiB only: it holds double copies of both outputs and of both
+//                          differences (about 16x the bytes of one output)
+//
+//   build/bench/compare_throughput_bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <map>
+
+#include "comparator/compare.h"
+#include "comparator/tensor_error.h"
+#include "core/logger.h"
+#include "core/thread_pool.h"
+
+namespace parity {
+namespace {
+
+// Two outputs that differ a little everywhere, built once per size and shared.
+const std::pair<Tensor, Tensor>& outputs(int64_t bytes) {
+  static std::map<int64_t, std::pair<Tensor, Tensor>> cache;
+  auto it = cache.find(bytes);
+  if (it != cache.end()) return it->second;
+  const int64_t n = bytes / 4;
+  Tensor a(DataType::kFloat32, {n / 1024, 1024}), b(DataType::kFloat32, {n / 1024, 1024});
+  float* pa = a.data<float>();
+  float* pb = b.data<float>();
+  uint32_t state = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    const float x = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+    pa[i] = x;
+    pb[i] = x * (1.0f + 1e-6f * static_cast<float>(state & 7));
+  }
+  return cache.emplace(bytes, std::make_pair(a, b)).first->second;
+}
+
+void BM_Copy(benchmark::State& state) {
+  const auto& [a, b] = outputs(state.range(0));
+  Tensor da(DataType::kFloat32, a.shape()), db(DataType::kFloat32, b.shape());
+  for (auto _ : state) {
+    std::memcpy(da.raw_data(), a.raw_data(), a.nbytes());
+    std::memcpy(db.raw_data(), b.raw_data(), b.nbytes());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * state.range(0));
+}
+
+void compare_tensors_bench(benchmark::State& state, bool profile) {
+  const auto& [a, b] = outputs(state.range(0));
+  set_num_threads(static_cast<int>(state.range(1)));
+  TensorCompareOptions options;
+  options.with_profile = profile;
+  for (auto _ : state) {
+    TensorErrorStats s = compare_tensors("out", a, b, options);
+    benchmark::DoNotOptimize(s);
+  }
+  set_num_threads(0);
+  state.SetBytesProcessed(state.iterations() * 2 * state.range(0));
+}
+
+void BM_CompareTensors(benchmark::State& state) { compare_tensors_bench(state, false); }
+void BM_CompareTensorsProfile(benchmark::State& state) { compare_tensors_bench(state, true); }
+
+void BM_CompareFuncSimple(benchmark::State& state) {
+  const auto& [a, b] = outputs(state.range(0));
+  IterationResult r0{{}, std::nullopt, "r0"}, r1{{}, std::nullopt, "r1"};
+  r0.outputs.set("out", a);
+  r1.outputs.set("out", b);
+  const CompareFunc compare = compare_func::simple();
+  const Severity previous = logger().severity();
+  logger().set_severity(Severity::kCritical);
+  for (auto _ : state) {
+    IterationCompareResult r = compare(r0, r1);
+    benchmark::DoNotOptimize(r);
+  }
+  logger().set_severity(previous);
+  state.SetBytesProcessed(state.iterations() * 2 * state.range(0));
+}
+
+constexpr int64_t k16MiB = int64_t{16} << 20;
+constexpr int64_t k1GiB = int64_t{1} << 30;
+
+BENCHMARK(BM_Copy)->Arg(k16MiB)->Arg(k1GiB)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Arguments: bytes of one output, threads.
+BENCHMARK(BM_CompareTensors)
+    ->ArgsProduct({{k16MiB, k1GiB}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_CompareTensorsProfile)
+    ->ArgsProduct({{k16MiB, k1GiB}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_CompareFuncSimple)->Arg(k16MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace parity
+
+BENCHMARK_MAIN();
