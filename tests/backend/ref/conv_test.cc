@@ -10,12 +10,6 @@
 namespace parity::testing {
 namespace {
 
-TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
-  TensorMap f;
-  for (const auto& n : names) f.set(n, np.at(n));
-  return f;
-}
-
 // ConvTranspose by its definition: every input element scatters x * w[k] to
 // i * stride + k * dilation, then the full result is cropped by the pads (a negative pad
 // adds zeros on its side).

@@ -8,12 +8,6 @@
 namespace parity::testing {
 namespace {
 
-TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
-  TensorMap f;
-  for (const auto& n : names) f.set(n, np.at(n));
-  return f;
-}
-
 TEST(AffineGridKernel, TransformsTheNormalisedBaseGridIn2DAnd3D) {
   auto np = numpy_arrays(R"(
 def base(L, ac):

@@ -11,12 +11,6 @@ namespace {
 
 constexpr double kRtol = 1e-6, kAtol = 1e-6;
 
-TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
-  TensorMap f;
-  for (const auto& n : names) f.set(n, np.at(n));
-  return f;
-}
-
 TEST(MatrixKernels, MatMulBroadcastsBatchesAndPromotesVectors) {
   auto np = numpy_arrays(R"(
 a = rng.randn(2, 1, 3, 40).astype(np.float32); b = rng.randn(3, 40, 5).astype(np.float32)

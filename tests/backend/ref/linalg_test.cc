@@ -12,12 +12,6 @@
 namespace parity::testing {
 namespace {
 
-TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
-  TensorMap f;
-  for (const auto& n : names) f.set(n, np.at(n));
-  return f;
-}
-
 constexpr double kRtol = 1e-6, kAtol = 1e-6;
 
 TEST(LinalgKernels, EinsumFollowsNumPy) {

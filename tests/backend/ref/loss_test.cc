@@ -8,12 +8,6 @@
 namespace parity::testing {
 namespace {
 
-TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
-  TensorMap f;
-  for (const auto& n : names) f.set(n, np.at(n));
-  return f;
-}
-
 // ONNX's definition, in float64: loss[n, d] = -logp[n, t, d] * w[t], ignored targets give 0
 // and weigh 0; "mean" divides by the weights used.
 constexpr const char* kNumpyLoss = R"(

@@ -8,12 +8,6 @@
 namespace parity::testing {
 namespace {
 
-TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
-  TensorMap f;
-  for (const auto& n : names) f.set(n, np.at(n));
-  return f;
-}
-
 // Windows per the spec: output size floor or ceil of (in + pads - dilated extent) / stride + 1,
 // a ceil-mode window that would start in the end padding dropped; taps outside the input are
 // skipped (averages divide by the taps inside the input, or inside the padded input with

@@ -12,12 +12,6 @@
 namespace parity::testing {
 namespace {
 
-TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
-  TensorMap f;
-  for (const auto& n : names) f.set(n, np.at(n));
-  return f;
-}
-
 // The ten reductions, as ONNX op names and NumPy formulas over float64 (`a` is an axis tuple).
 constexpr const char* kNumpyReductions = R"(
 def lse(x, a, k):

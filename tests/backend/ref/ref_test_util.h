@@ -61,6 +61,14 @@ inline std::map<std::string, Tensor> numpy_arrays(const std::string& body) {
 }
 
 // Builds a model from ONNX text and runs it on `feed`; returns the graph outputs.
+// The named arrays of `np` (from numpy_arrays) as a feed, in the order given.
+inline TensorMap feed_of(const std::map<std::string, Tensor>& np,
+                         const std::vector<std::string>& names) {
+  TensorMap f;
+  for (const auto& n : names) f.set(n, np.at(n));
+  return f;
+}
+
 inline TensorMap run_text_model(const std::string& onnx_text, const TensorMap& feed) {
   ref::Executor executor(model_from_text(onnx_text));
   return executor.run(feed);

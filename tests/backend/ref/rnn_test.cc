@@ -86,12 +86,6 @@ def save_outputs(prefix, outs):
         save(prefix + name, v.astype(np.float32))
 )";
 
-TensorMap feed_of(const std::map<std::string, Tensor>& np, std::vector<std::string> names) {
-  TensorMap f;
-  for (const auto& n : names) f.set(n, np.at(n));
-  return f;
-}
-
 void expect_outputs(const TensorMap& out, const std::map<std::string, Tensor>& np,
                     std::vector<std::string> names) {
   for (const auto& n : names) EXPECT_TRUE(tensors_close(out.at(n), np.at(n), kRtol, kAtol)) << n;
