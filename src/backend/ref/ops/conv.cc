@@ -1,15 +1,19 @@
 // Conv: 1-D, 2-D and 3-D convolution with pads/auto_pad, strides, dilations, groups and bias,
 // plus the attribute and shape checks the whole convolution family shares (conv_util.h).
 //
-// Floating convolutions run as a blocked GEMM in double: per (batch, group, tile of output
-// positions, block of output channels), the im2col matrix is built kc rows at a time straight
-// into packed panels (so memory stays bounded whatever the input size) and multiplied by the
-// packed weights with a register-blocked micro-kernel. Every output element starts at 0 and
-// adds its products one by one in increasing k = (input channel, kernel depth, height,
-// width), computed by one chunk, so the bits do not depend on the thread count or the tiling;
-// float, float16 and bfloat16 products are exact in double, so fused multiply-adds give the
-// same bits as separate ones.
+// Floating convolutions run as a blocked GEMM in double on the micro-kernel of gemm_kernel.h:
+// per (batch, group, tile of output positions, block of output channels), the im2col matrix is
+// built kGemmKc rows at a time straight into packed panels (so memory stays bounded whatever
+// the input size) and multiplied by the packed weights (packed once when W is a constant).
+// Every output element starts at 0 and adds its products one by one in increasing k = (input
+// channel, kernel depth, height, width), computed by one work item, so the bits do not depend
+// on the thread count, the tiling or the CPU; float, float16 and bfloat16 products are exact in
+// double, so fused multiply-adds give the same bits as separate ones (double inputs multiply
+// and add separately).
+#include <optional>
+
 #include "backend/ref/ops/conv_util.h"
+#include "backend/ref/ops/gemm_kernel.h"
 
 namespace parity::ref {
 
@@ -44,53 +48,38 @@ WindowGeometry conv_geometry(const ConvAttrs& attrs, const Shape& x, const Shape
 
 namespace {
 
-// The GEMM's register block: kMR output channels by kNR output positions.
-constexpr int64_t kMR = 6, kNR = 8;
-constexpr int64_t kKc = 256;         // rows of the im2col matrix per packed block
-constexpr int64_t kTile = 256;       // output positions per work item
-constexpr int64_t kMBlock = 16 * kMR;  // output channels per work item
+constexpr int64_t kTile = 16 * kGemmNR;  // output positions per work item
+constexpr int64_t kMaxBlockPanels = 16;  // weight panels (of kGemmMR channels) per work item
 
-typedef double v4d __attribute__((vector_size(32), aligned(8)));
+// Each group's weights [mg x K] in double, packed in panels of kGemmMR rows (zero rows pad the
+// last panel), each panel stored k-major: panel[k * kGemmMR + row].
+struct PackedWeights {
+  DataType dtype;
+  Shape shape;
+  int64_t panels = 0;  // per group
+  std::vector<double> values;
+};
 
-// c[kMR x kNR] (row stride ldc) += a[kc x kMR] (packed by k) * b[kc x kNR] (packed by k), each
-// element adding its kc products in increasing k.
-__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-void micro_kernel(int64_t kc, const double* a, const double* b, double* c, int64_t ldc) {
-  v4d acc[kMR][2];
-  for (int64_t i = 0; i < kMR; ++i) {
-    acc[i][0] = *reinterpret_cast<const v4d*>(c + i * ldc);
-    acc[i][1] = *reinterpret_cast<const v4d*>(c + i * ldc + 4);
-  }
-  for (int64_t k = 0; k < kc; ++k) {
-    const v4d b0 = *reinterpret_cast<const v4d*>(b + k * kNR);
-    const v4d b1 = *reinterpret_cast<const v4d*>(b + k * kNR + 4);
-    for (int64_t i = 0; i < kMR; ++i) {
-      const v4d av = v4d{} + a[k * kMR + i];
-      acc[i][0] += av * b0;
-      acc[i][1] += av * b1;
-    }
-  }
-  for (int64_t i = 0; i < kMR; ++i) {
-    *reinterpret_cast<v4d*>(c + i * ldc) = acc[i][0];
-    *reinterpret_cast<v4d*>(c + i * ldc + 4) = acc[i][1];
-  }
-}
-
-// Each group's weights [mg x K] in double, packed in panels of kMR rows (zero rows pad the
-// last panel), each panel stored k-major: panel[k * kMR + row].
-std::vector<double> pack_weights(const std::vector<double>& w, int64_t group, int64_t mg,
-                                 int64_t k_total) {
-  const int64_t panels = (mg + kMR - 1) / kMR;
-  std::vector<double> packed(static_cast<size_t>(group * panels * kMR * k_total), 0.0);
-  for (int64_t g = 0; g < group; ++g)
-    for (int64_t p = 0; p < panels; ++p) {
-      double* dst = packed.data() + (g * panels + p) * kMR * k_total;
-      for (int64_t i = 0; i < kMR && p * kMR + i < mg; ++i) {
-        const double* row = w.data() + (g * mg + p * kMR + i) * k_total;
-        for (int64_t k = 0; k < k_total; ++k) dst[k * kMR + i] = row[k];
+template <typename T>
+PackedWeights pack_weights(const Tensor& w, int64_t group) {
+  PackedWeights p;
+  p.dtype = w.dtype();
+  p.shape = w.shape();
+  const int64_t mg = w.shape()[0] / group, k_total = shape_numel(w.shape()) / w.shape()[0];
+  p.panels = (mg + kGemmMR - 1) / kGemmMR;
+  p.values.assign(static_cast<size_t>(group * p.panels * kGemmMR * k_total), 0.0);
+  const T* src = w.data<T>();
+  parallel_for(group * p.panels, grain_for(kGemmMR * k_total), [&](int64_t first, int64_t last) {
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t g = item / p.panels, panel = item % p.panels;
+      double* dst = p.values.data() + item * kGemmMR * k_total;
+      for (int64_t i = 0; i < kGemmMR && panel * kGemmMR + i < mg; ++i) {
+        const T* row = src + (g * mg + panel * kGemmMR + i) * k_total;
+        for (int64_t k = 0; k < k_total; ++k) dst[k * kGemmMR + i] = to_double(row[k]);
       }
     }
-  return packed;
+  });
+  return p;
 }
 
 // Where one output position's window starts in the input, per spatial dim (3-D geometry).
@@ -104,14 +93,14 @@ struct TapOffset {
 };
 
 // The im2col rows [k0, k0 + kc) for the output positions whose window starts are `starts`,
-// packed in panels of kNR positions (k-major within a panel); padding reads 0.
+// packed in panels of kGemmNR positions (k-major within a panel); padding reads 0.
 void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* rows, int64_t kc,
                   const WindowStart* starts, int64_t len, double* packed) {
-  const int64_t panels = (len + kNR - 1) / kNR;
+  const int64_t panels = (len + kGemmNR - 1) / kGemmNR;
   for (int64_t panel = 0; panel < panels; ++panel) {
-    const int64_t i0 = panel * kNR, n = std::min(kNR, len - i0);
-    double* dst = packed + panel * kc * kNR;
-    for (int64_t k = 0; k < kc; ++k, dst += kNR) {
+    const int64_t i0 = panel * kGemmNR, n = std::min(kGemmNR, len - i0);
+    double* dst = packed + panel * kc * kGemmNR;
+    for (int64_t k = 0; k < kc; ++k, dst += kGemmNR) {
       const TapOffset& t = rows[k];
       for (int64_t i = 0; i < n; ++i) {
         const WindowStart& s = starts[i0 + i];
@@ -121,14 +110,24 @@ void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* row
                             static_cast<uint64_t>(iw) < static_cast<uint64_t>(g.in[2]);
         dst[i] = inside ? x[t.channel + (id * g.in[1] + ih) * g.in[2] + iw] : 0.0;
       }
-      for (int64_t i = n; i < kNR; ++i) dst[i] = 0.0;
+      for (int64_t i = n; i < kGemmNR; ++i) dst[i] = 0.0;
     }
   }
 }
 
+bool is_floating(DataType dtype) {
+  return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 ||
+         dtype == DataType::kFloat16 || dtype == DataType::kBFloat16;
+}
+
 class Conv : public Kernel {
  public:
-  explicit Conv(const OpContext& ctx) : attrs_(read_conv_attrs(ctx)) {}
+  explicit Conv(const OpContext& ctx) : attrs_(read_conv_attrs(ctx)) {
+    const Tensor* w = ctx.constant_input(1);
+    if (w && w->rank() >= 3 && w->shape()[0] % attrs_.group == 0 && is_floating(w->dtype()))
+      dispatch<FloatTypes>(w->dtype(),
+                           [&]<typename T>() { weights_ = pack_weights<T>(*w, attrs_.group); });
+  }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
     const Tensor& x = input_tensor(in, 0, "X");
@@ -162,10 +161,17 @@ class Conv : public Kernel {
     const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
     const int64_t positions = g.out[0] * g.out[1] * g.out[2];
     const std::vector<double> xd = converted<T, double>(x);
-    const std::vector<double> wp = pack_weights(converted<T, double>(w), group, mg, k_total);
-    const int64_t panels = (mg + kMR - 1) / kMR;
+    std::optional<PackedWeights> packed_here;
+    const PackedWeights* wp =
+        weights_ && weights_->dtype == w.dtype() && weights_->shape == w.shape() ? &*weights_
+                                                                                 : nullptr;
+    if (!wp) wp = &packed_here.emplace(pack_weights<T>(w, group));
+    const int64_t panels = wp->panels;
     const int64_t tiles = (positions + kTile - 1) / kTile;
-    const int64_t mblocks = (panels * kMR + kMBlock - 1) / kMBlock;
+    // Blocks of about equal numbers of weight panels, at most kMaxBlockPanels each.
+    int64_t mblocks = (panels + kMaxBlockPanels - 1) / kMaxBlockPanels;
+    const int64_t block_panels = (panels + mblocks - 1) / mblocks;
+    mblocks = (panels + block_panels - 1) / block_panels;
     const T* bs = bias ? bias->data<T>() : nullptr;
     T* dst = y.data<T>();
     // Where each im2col row reads: (input channel, kernel depth, height, width) in order.
@@ -182,32 +188,33 @@ class Conv : public Kernel {
                    p / g.out[2] % g.out[1] * g.strides[1] - g.pad_begin[1],
                    p % g.out[2] * g.strides[2] - g.pad_begin[2]};
     const int64_t items = batch * group * tiles * mblocks;
-    parallel_for(items, 1, [&](int64_t first, int64_t last) {
-      std::vector<double> cols(static_cast<size_t>(kKc * kTile));
-      std::vector<double> acc(static_cast<size_t>(kMBlock * kTile));
+    const int64_t item_work = block_panels * kGemmMR * std::min(kTile, positions) * k_total;
+    parallel_for(items, grain_for(item_work), [&](int64_t first, int64_t last) {
+      // Reused by every call on this thread: no allocation per convolution once warm.
+      thread_local std::vector<double> cols, acc;
+      cols.resize(static_cast<size_t>(kGemmKc * kTile));
+      acc.resize(static_cast<size_t>(kMaxBlockPanels * kGemmMR * kTile));
       for (int64_t item = first; item < last; ++item) {
         const int64_t mb = item % mblocks, tile = item / mblocks % tiles;
         const int64_t grp = item / mblocks / tiles % group, n = item / mblocks / tiles / group;
         const int64_t p0 = tile * kTile, len = std::min(kTile, positions - p0);
-        const int64_t ld = (len + kNR - 1) / kNR * kNR;
-        const int64_t panel0 = mb * (kMBlock / kMR);
-        const int64_t panel1 = std::min(panels, panel0 + kMBlock / kMR);
-        std::fill(acc.begin(), acc.end(), 0.0);
+        const int64_t col_panels = (len + kGemmNR - 1) / kGemmNR, ld = col_panels * kGemmNR;
+        const int64_t panel0 = mb * block_panels;
+        const int64_t row_panels = std::min(panels, panel0 + block_panels) - panel0;
+        std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
         const double* image = xd.data() + (n * channels + grp * cg) * in_plane;
-        for (int64_t k0 = 0; k0 < k_total; k0 += kKc) {
-          const int64_t kc = std::min(kKc, k_total - k0);
+        const double* wg = wp->values.data() + (grp * panels + panel0) * k_total * kGemmMR;
+        for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc) {
+          const int64_t kc = std::min(kGemmKc, k_total - k0);
           pack_columns(g, image, rows.data() + k0, kc, starts.data() + p0, len, cols.data());
-          for (int64_t p = panel0; p < panel1; ++p) {
-            const double* a = wp.data() + ((grp * panels + p) * k_total + k0) * kMR;
-            double* c = acc.data() + (p - panel0) * kMR * ld;
-            for (int64_t j = 0; j < ld; j += kNR)
-              micro_kernel(kc, a, cols.data() + j * kc, c + j, ld);
-          }
+          gemm_panels(kc, wg + k0 * kGemmMR, k_total * kGemmMR, row_panels, cols.data(),
+                      kc * kGemmNR, col_panels, acc.data(), ld, gemm_exact_products_v<T>);
         }
-        for (int64_t m = panel0 * kMR; m < std::min(mg, panel1 * kMR); ++m) {
+        for (int64_t m = panel0 * kGemmMR; m < std::min(mg, (panel0 + row_panels) * kGemmMR);
+             ++m) {
           const int64_t map = grp * mg + m;
           const double b = bs ? to_double(bs[map]) : 0.0;
-          const double* row = acc.data() + (m - panel0 * kMR) * ld;
+          const double* row = acc.data() + (m - panel0 * kGemmMR) * ld;
           T* out = dst + (n * maps + map) * positions + p0;
           for (int64_t i = 0; i < len; ++i) out[i] = narrow<T>(row[i] + b);
         }
@@ -217,6 +224,7 @@ class Conv : public Kernel {
   }
 
   ConvAttrs attrs_;
+  std::optional<PackedWeights> weights_;  // W packed when it is a constant
 };
 // Versions 1, 11 (auto_pad and default-stride fixes), 22 (bfloat16).
 PARITY_REF_OP("", "Conv", 1, kOpsetMax, Conv);

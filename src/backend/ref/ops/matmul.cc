@@ -1,67 +1,14 @@
-// Matrix products: MatMul (NumPy matmul semantics, batched with broadcasting) and Gemm, and
-// the engine of matmul_util.h they share with the quantized products. Floating products
+// Matrix products: MatMul (NumPy matmul semantics, batched with broadcasting) and Gemm, on the
+// engine of matmul_util.h they share with the quantized products. Floating products
 // accumulate in double over k in increasing order; integer products in 64-bit modular
 // arithmetic, which narrowing turns into NumPy's wrapping. Each output element is computed by
-// one chunk, so results do not depend on the thread count.
-#include <cstring>
+// one work item, so results do not depend on the thread count. A constant B (the weights of a
+// network) is widened and packed once, when the node is prepared.
+#include <optional>
 
 #include "backend/ref/ops/matmul_util.h"
 
 namespace parity::ref {
-
-// The micro-kernel: a tile of R rows x kPanel columns of accumulators (two vectors of four per
-// row) held in registers while p walks k. Written with GCC vector types so that both the SSE2
-// baseline and the AVX2 clone vectorise it; neither may fuse multiply and add (the clones do
-// not enable FMA), so both give the same bits.
-template <typename V, typename Acc, int R>
-inline __attribute__((always_inline)) void tile_product(const Acc* a, int64_t k,
-                                                        const Acc* panel, Acc* c, int64_t ldc) {
-  V acc[R][2];
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = V{};
-  for (int64_t p = 0; p < k; ++p) {
-    V b0, b1;
-    std::memcpy(&b0, panel + p * kPanel, sizeof(V));
-    std::memcpy(&b1, panel + p * kPanel + 4, sizeof(V));
-    for (int r = 0; r < R; ++r) {
-      const V av = V{} + a[r * k + p];
-      acc[r][0] += av * b0;
-      acc[r][1] += av * b1;
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    std::memcpy(c + r * ldc, &acc[r][0], sizeof(V));
-    std::memcpy(c + r * ldc + 4, &acc[r][1], sizeof(V));
-  }
-}
-
-template <typename V, typename Acc>
-inline __attribute__((always_inline)) void panel_rows(const Acc* a, int64_t rows, int64_t k,
-                                                      const Acc* panel, Acc* c, int64_t ldc) {
-  int64_t r = 0;
-  for (; r + kMicroRows <= rows; r += kMicroRows)
-    tile_product<V, Acc, kMicroRows>(a + r * k, k, panel, c + r * ldc, ldc);
-  switch (rows - r) {
-    case 3: tile_product<V, Acc, 3>(a + r * k, k, panel, c + r * ldc, ldc); break;
-    case 2: tile_product<V, Acc, 2>(a + r * k, k, panel, c + r * ldc, ldc); break;
-    case 1: tile_product<V, Acc, 1>(a + r * k, k, panel, c + r * ldc, ldc); break;
-    default: break;
-  }
-}
-
-typedef double DoubleX4 __attribute__((vector_size(32)));
-typedef uint64_t Uint64X4 __attribute__((vector_size(32)));
-
-__attribute__((target_clones("avx2", "default")))
-void panel_product(const double* a, int64_t rows, int64_t k, const double* panel, double* c,
-                   int64_t ldc) {
-  panel_rows<DoubleX4>(a, rows, k, panel, c, ldc);
-}
-
-__attribute__((target_clones("avx2", "default")))
-void panel_product(const uint64_t* a, int64_t rows, int64_t k, const uint64_t* panel,
-                   uint64_t* c, int64_t ldc) {
-  panel_rows<Uint64X4>(a, rows, k, panel, c, ldc);
-}
 
 MatMulGeometry matmul_geometry(const Shape& a, const Shape& b, RunContext& ctx) {
   if (a.empty() || b.empty())
@@ -100,9 +47,46 @@ namespace {
 
 using MatMulTypes = Concat<FloatTypes, IntTypes>;
 
+// A floating B known before the run, packed for the kernel once. Used when the B given to run()
+// has the same element type and shape (it is the same initializer).
+struct ConstantB {
+  DataType dtype;
+  Shape shape;
+  PackedB<double> packed;
+
+  const PackedB<double>* match(const Tensor& b) const {
+    return b.dtype() == dtype && b.shape() == shape ? &packed : nullptr;
+  }
+};
+
+// B's matrices as [count, k, n] (a 1-D B is one column); `get(i, p, j)` reads as double.
+template <typename Get>
+std::optional<ConstantB> pack_constant_b(const Tensor& b, int64_t count, int64_t k, int64_t n,
+                                         Get get) {
+  return ConstantB{b.dtype(), b.shape(), pack_b<double>(count, k, n, get)};
+}
+
+bool is_floating(DataType dtype) {
+  return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 ||
+         dtype == DataType::kFloat16 || dtype == DataType::kBFloat16;
+}
+
 class MatMul : public Kernel {
  public:
-  explicit MatMul(const OpContext&) {}
+  explicit MatMul(const OpContext& ctx) {
+    const Tensor* b = ctx.constant_input(1);
+    if (!b || b->rank() == 0 || !is_floating(b->dtype())) return;
+    const Shape& s = b->shape();
+    const int64_t k = s.size() == 1 ? s[0] : s[s.size() - 2];
+    const int64_t n = s.size() == 1 ? 1 : s.back();
+    const int64_t count = shape_numel(s) / std::max<int64_t>(k * n, 1);
+    dispatch<FloatTypes>(b->dtype(), [&]<typename T>() {
+      const T* pb = b->data<T>();
+      constant_b_ = pack_constant_b(*b, count, k, n, [&](int64_t i, int64_t p, int64_t j) {
+        return to_double(pb[(i * k + p) * n + j]);
+      });
+    });
+  }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
     const Tensor& a = input_tensor(in, 0, "A");
@@ -119,28 +103,38 @@ class MatMul : public Kernel {
 
  private:
   template <typename T>
-  static Tensor multiply(const Tensor& a, const Tensor& b, RunContext& ctx) {
+  Tensor multiply(const Tensor& a, const Tensor& b, RunContext& ctx) const {
     using Acc = matmul_acc_t<T>;
     const MatMulGeometry g = matmul_geometry(a.shape(), b.shape(), ctx);
     const int64_t m = g.m, k = g.k, n = g.n;
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
-    PackedB<Acc> packed = pack_b<Acc>(g.b_count, k, n, [&](int64_t i, int64_t p, int64_t j) {
-      return to_matmul_acc(pb[(i * k + p) * n + j]);
-    });
+    PackedB<Acc> packed_here;
+    const PackedB<Acc>* packed = nullptr;
+    if constexpr (std::is_same_v<Acc, double>)
+      packed = constant_b_ ? constant_b_->match(b) : nullptr;
+    if (!packed) {
+      packed_here = pack_b<Acc>(g.b_count, k, n, [&](int64_t i, int64_t p, int64_t j) {
+        return to_matmul_acc(pb[(i * k + p) * n + j]);
+      });
+      packed = &packed_here;
+    }
     Tensor y = uninitialized_tensor(a.dtype(), g.out_shape);
     T* dst = y.data<T>();
-    multiply_packed<Acc>(
-        g.batches, m, packed, g.b_batch,
+    multiply_blocks<Acc>(
+        g.batches, m, *packed, g.b_batch,
         [&](int64_t t, int64_t r, int64_t p) {
           return to_matmul_acc(pa[(g.a_batch[t] * m + r) * k + p]);
         },
-        [&](int64_t t, int64_t r, const Acc* row) {
-          T* out = dst + (t * m + r) * n;
-          for (int64_t j = 0; j < n; ++j) out[j] = narrow<T>(row[j]);
-        });
+        [&](int64_t t, int64_t r, int64_t j0, int64_t count, const Acc* values) {
+          T* out = dst + (t * m + r) * n + j0;
+          for (int64_t j = 0; j < count; ++j) out[j] = narrow<T>(values[j]);
+        },
+        gemm_exact_products_v<T>);
     return y;
   }
+
+  std::optional<ConstantB> constant_b_;
 };
 // Versions 1, 9 (integer types), 13 (bfloat16).
 PARITY_REF_OP("", "MatMul", 1, kOpsetMax, MatMul);
@@ -152,7 +146,19 @@ class Gemm : public Kernel {
       : alpha_(ctx.attr_float("alpha", 1.0f)),
         beta_(ctx.attr_float("beta", 1.0f)),
         trans_a_(ctx.attr_int("transA", 0) != 0),
-        trans_b_(ctx.attr_int("transB", 0) != 0) {}
+        trans_b_(ctx.attr_int("transB", 0) != 0) {
+    const Tensor* b = ctx.constant_input(1);
+    if (!b || b->rank() != 2 || !is_floating(b->dtype())) return;
+    const int64_t k = trans_b_ ? b->shape()[1] : b->shape()[0];
+    const int64_t n = trans_b_ ? b->shape()[0] : b->shape()[1];
+    dispatch<FloatTypes>(b->dtype(), [&]<typename T>() {
+      const T* pb = b->data<T>();
+      const bool tb = trans_b_;
+      constant_b_ = pack_constant_b(*b, 1, k, n, [&](int64_t, int64_t p, int64_t j) {
+        return to_double(tb ? pb[j * k + p] : pb[p * n + j]);
+      });
+    });
+  }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
     const Tensor& a = input_tensor(in, 0, "A");
@@ -195,23 +201,31 @@ class Gemm : public Kernel {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     const bool ta = trans_a_, tb = trans_b_;
-    PackedB<Acc> packed = pack_b<Acc>(1, k, n, [&](int64_t, int64_t p, int64_t j) {
-      return to_matmul_acc(tb ? pb[j * k + p] : pb[p * n + j]);
-    });
+    PackedB<Acc> packed_here;
+    const PackedB<Acc>* packed = nullptr;
+    if constexpr (std::is_same_v<Acc, double>)
+      packed = constant_b_ ? constant_b_->match(b) : nullptr;
+    if (!packed) {
+      packed_here = pack_b<Acc>(1, k, n, [&](int64_t, int64_t p, int64_t j) {
+        return to_matmul_acc(tb ? pb[j * k + p] : pb[p * n + j]);
+      });
+      packed = &packed_here;
+    }
     const T* cp = c ? c->data<T>() : nullptr;
     Tensor y = uninitialized_tensor(a.dtype(), {m, n});
     T* dst = y.data<T>();
-    multiply_packed<Acc>(
-        1, m, packed, {0},
+    multiply_blocks<Acc>(
+        1, m, *packed, {0},
         [&](int64_t, int64_t r, int64_t p) {
           return to_matmul_acc(ta ? pa[p * m + r] : pa[r * k + p]);
         },
-        [&](int64_t, int64_t r, const Acc* row) {
-          for (int64_t j = 0; j < n; ++j) {
+        [&](int64_t, int64_t r, int64_t j0, int64_t count, const Acc* values) {
+          for (int64_t j = j0; j < j0 + count; ++j) {
             const T* cv = cp ? cp + r * c_row_stride + j * c_col_stride : nullptr;
-            dst[r * n + j] = combine<T>(row[j], cv);
+            dst[r * n + j] = combine<T>(values[j - j0], cv);
           }
-        });
+        },
+        gemm_exact_products_v<T>);
     return y;
   }
 
@@ -240,6 +254,7 @@ class Gemm : public Kernel {
 
   float alpha_, beta_;
   bool trans_a_, trans_b_;
+  std::optional<ConstantB> constant_b_;
 };
 // Versions 1, 6 (legacy broadcast attribute), 7 (C broadcasts), 9, 11 (C optional), 13.
 PARITY_REF_OP("", "Gemm", 1, kOpsetMax, Gemm);

@@ -1,34 +1,28 @@
-// The matrix-product engine behind MatMul, Gemm, MatMulInteger and QLinearMatMul.
+// The matrix-product engine behind MatMul, Gemm, MatMulInteger and QLinearMatMul, built on the
+// one micro-kernel of gemm_kernel.h.
 //
-// Exactness: every output element is the sum of its k products taken in increasing k, each
-// product and each addition rounded separately (no fused multiply-add), starting from zero,
-// in double for floating types and in wrapping 64-bit integers for integer ones. Blocking only
-// changes which elements are computed together, never that order, and every element is
-// computed inside one parallel chunk: the bits are the same for any thread count and on any
-// CPU, the AVX2 code path included.
+// Exactness: every output element is the sum of its k products taken in increasing k, starting
+// from zero, in double for floating types and in wrapping 64-bit integers for integer ones;
+// each product and each addition rounds as if done separately (fused multiply-adds are used
+// only where products are exact, see gemm_kernel.h). Blocking only changes which elements are
+// computed together, never that order, and every element is computed inside one work item
+// whose extent depends on the shapes alone: the bits are the same for any thread count and on
+// any CPU, whichever code path the kernel takes.
 //
-// Speed: B is packed once into panels of kPanel columns (each panel k rows of kPanel values);
-// A is converted a block of rows at a time; a micro-kernel keeps a kMicroRows x kPanel tile of
-// accumulators in vector registers while it walks k. A panel is reused by every row of the
-// block while it sits in the L1/L2 cache, and a block of A stays in L2 while the panels pass.
+// Speed: B is packed once into panels of kGemmNR columns (each panel k rows), before the run
+// when B is a constant; a work item (batch, block of rows, block of column panels) packs its
+// rows of A kGemmKc values of k at a time and lets the micro-kernel accumulate into a C block
+// that stays in L2.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "backend/ref/ops/gemm_kernel.h"
 #include "backend/ref/ops/kernel_util.h"
 
 namespace parity::ref {
-
-constexpr int64_t kPanel = 8;      // columns of B per packed panel
-constexpr int64_t kMicroRows = 4;  // rows of A per micro-kernel tile
-
-// c[r * ldc + j] = sum_p a[r * k + p] * panel[p * kPanel + j] for r < rows, j < kPanel.
-void panel_product(const double* a, int64_t rows, int64_t k, const double* panel, double* c,
-                   int64_t ldc);
-void panel_product(const uint64_t* a, int64_t rows, int64_t k, const uint64_t* panel,
-                   uint64_t* c, int64_t ldc);
 
 // Floating values accumulate in double; integers in uint64 (two's complement wraps alike).
 template <typename T>
@@ -42,12 +36,12 @@ inline matmul_acc_t<T> to_matmul_acc(T v) {
     return static_cast<uint64_t>(static_cast<compute_t<T>>(v));
 }
 
-// `count` B matrices [k, n], packed.
+// `count` B matrices [k, n], packed in panels of kGemmNR columns (zero columns pad the last).
 template <typename Acc>
 struct PackedB {
   int64_t k = 0, n = 0, panels = 0;
   std::vector<Acc> values;
-  const Acc* matrix(int64_t i) const { return values.data() + i * panels * k * kPanel; }
+  const Acc* matrix(int64_t i) const { return values.data() + i * panels * k * kGemmNR; }
 };
 
 // get(i, p, j) is element (p, j) of matrix i, as Acc.
@@ -56,48 +50,104 @@ PackedB<Acc> pack_b(int64_t count, int64_t k, int64_t n, Get get) {
   PackedB<Acc> b;
   b.k = k;
   b.n = n;
-  b.panels = (n + kPanel - 1) / kPanel;
-  b.values.assign(static_cast<size_t>(count * b.panels * k * kPanel), Acc(0));
-  parallel_for(count * b.panels, grain_for(k * kPanel), [&](int64_t first, int64_t last) {
+  b.panels = (n + kGemmNR - 1) / kGemmNR;
+  b.values.resize(static_cast<size_t>(count * b.panels * k * kGemmNR));
+  parallel_for(count * b.panels, grain_for(k * kGemmNR), [&](int64_t first, int64_t last) {
     for (int64_t item = first; item < last; ++item) {
-      const int64_t i = item / b.panels, j0 = (item % b.panels) * kPanel;
-      const int64_t width = std::min(kPanel, n - j0);
-      Acc* dst = b.values.data() + item * k * kPanel;
-      for (int64_t p = 0; p < k; ++p)
-        for (int64_t j = 0; j < width; ++j) dst[p * kPanel + j] = get(i, p, j0 + j);
+      const int64_t i = item / b.panels, j0 = (item % b.panels) * kGemmNR;
+      const int64_t width = std::min(kGemmNR, n - j0);
+      Acc* dst = b.values.data() + item * k * kGemmNR;
+      for (int64_t p = 0; p < k; ++p, dst += kGemmNR) {
+        for (int64_t j = 0; j < width; ++j) dst[j] = get(i, p, j0 + j);
+        for (int64_t j = width; j < kGemmNR; ++j) dst[j] = Acc(0);
+      }
     }
   });
   return b;
 }
 
-// Rows of A per parallel item: a block of about 128 KiB, a multiple of kMicroRows.
-inline int64_t matmul_block_rows(int64_t k) {
-  const int64_t rows = (int64_t{16384} / std::max<int64_t>(k, 1)) / kMicroRows * kMicroRows;
-  return std::clamp<int64_t>(rows, kMicroRows, 128);
+// How the output [m, n] of one product is cut into work items: blocks of `rows` rows (a
+// multiple of kGemmMR, blocks of about equal size) by blocks of `col_panels` B panels.
+struct GemmTiling {
+  int64_t rows = 0, row_blocks = 0, col_panels = 0, col_blocks = 0;
+};
+
+// whole_rows keeps every row's n columns in one item (for callers that store whole rows).
+inline GemmTiling gemm_tiling(int64_t m, int64_t panels, bool whole_rows) {
+  GemmTiling t;
+  t.col_panels = whole_rows ? std::max<int64_t>(panels, 1) : std::clamp<int64_t>(panels, 1, 8);
+  t.col_blocks = (panels + t.col_panels - 1) / t.col_panels;
+  // At most 96 rows, fewer when whole rows would make the C block larger than 256 KiB.
+  const int64_t max_rows = std::clamp<int64_t>(
+      int64_t{32768} / (t.col_panels * kGemmNR) / kGemmMR * kGemmMR, kGemmMR, 16 * kGemmMR);
+  t.row_blocks = std::max<int64_t>(1, (m + max_rows - 1) / max_rows);
+  const int64_t even = (m + t.row_blocks - 1) / t.row_blocks;
+  t.rows = std::max<int64_t>(kGemmMR, (even + kGemmMR - 1) / kGemmMR * kGemmMR);
+  t.row_blocks = std::max<int64_t>(1, (m + t.rows - 1) / t.rows);
+  return t;
 }
 
 // For each of `batches` output matrices [m, n]: A is get_a(t, r, p) (as Acc) and B is
-// b.matrix(b_index[t]). store(t, r, row) receives row r of output t as n accumulators.
+// b.matrix(b_index[t]). store(t, r, j0, count, values) receives columns [j0, j0 + count) of
+// row r of output t. exact_products: see gemm_kernel.h (ignored for integers).
+template <typename Acc, typename GetA, typename Store>
+void multiply_blocks(int64_t batches, int64_t m, const PackedB<Acc>& b,
+                     const std::vector<int64_t>& b_index, GetA get_a, Store store,
+                     bool exact_products, bool whole_rows = false) {
+  const int64_t k = b.k, n = b.n;
+  if (batches == 0 || m == 0 || n == 0) return;
+  const GemmTiling tl = gemm_tiling(m, b.panels, whole_rows);
+  const int64_t blocks = tl.row_blocks * tl.col_blocks, ldc = tl.col_panels * kGemmNR;
+  const int64_t kc_max = std::clamp<int64_t>(k, 1, kGemmKc);
+  parallel_for(batches * blocks, grain_for(tl.rows * ldc * std::max<int64_t>(k, 1)),
+               [&](int64_t first, int64_t last) {
+    // Reused by every call on this thread: no allocation per product once warm.
+    thread_local std::vector<Acc> a_pack, c_block;
+    a_pack.resize(static_cast<size_t>(tl.rows * kc_max));
+    c_block.resize(static_cast<size_t>(tl.rows * ldc));
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t t = item / blocks, rb = item % blocks / tl.col_blocks;
+      const int64_t jp0 = item % tl.col_blocks * tl.col_panels;
+      const int64_t r0 = rb * tl.rows, rows = std::min(tl.rows, m - r0);
+      const int64_t row_panels = (rows + kGemmMR - 1) / kGemmMR;
+      const int64_t col_panels = std::min(tl.col_panels, b.panels - jp0);
+      const int64_t j0 = jp0 * kGemmNR, cols = std::min(n - j0, col_panels * kGemmNR);
+      Acc* c = c_block.data();
+      std::fill(c, c + row_panels * kGemmMR * ldc, Acc(0));
+      const Acc* bm = b.matrix(b_index[t]) + jp0 * k * kGemmNR;
+      for (int64_t k0 = 0; k0 < k; k0 += kGemmKc) {
+        const int64_t kc = std::min(kGemmKc, k - k0);
+        for (int64_t ip = 0; ip < row_panels; ++ip) {
+          Acc* panel = a_pack.data() + ip * kc * kGemmMR;
+          for (int64_t i = 0; i < kGemmMR; ++i) {
+            const int64_t r = ip * kGemmMR + i;
+            if (r < rows)
+              for (int64_t p = 0; p < kc; ++p) panel[p * kGemmMR + i] = get_a(t, r0 + r, k0 + p);
+            else
+              for (int64_t p = 0; p < kc; ++p) panel[p * kGemmMR + i] = Acc(0);
+          }
+        }
+        if constexpr (std::is_same_v<Acc, double>)
+          gemm_panels(kc, a_pack.data(), kc * kGemmMR, row_panels, bm + k0 * kGemmNR,
+                      k * kGemmNR, col_panels, c, ldc, exact_products);
+        else
+          gemm_panels(kc, a_pack.data(), kc * kGemmMR, row_panels, bm + k0 * kGemmNR,
+                      k * kGemmNR, col_panels, c, ldc);
+      }
+      for (int64_t r = 0; r < rows; ++r) store(t, r0 + r, j0, cols, c + r * ldc);
+    }
+  });
+}
+
+// multiply_blocks for callers that take whole rows: store(t, r, row) receives the n
+// accumulators of row r of output t. Products are rounded separately (exact_products off).
 template <typename Acc, typename GetA, typename Store>
 void multiply_packed(int64_t batches, int64_t m, const PackedB<Acc>& b,
                      const std::vector<int64_t>& b_index, GetA get_a, Store store) {
-  const int64_t k = b.k, ldc = b.panels * kPanel;
-  const int64_t block = matmul_block_rows(k);
-  const int64_t blocks = (m + block - 1) / block;
-  parallel_for(batches * blocks, grain_for(block * ldc * std::max<int64_t>(k, 1)),
-               [&](int64_t first, int64_t last) {
-    std::vector<Acc> a(static_cast<size_t>(block * k)), c(static_cast<size_t>(block * ldc));
-    for (int64_t item = first; item < last; ++item) {
-      const int64_t t = item / blocks, r0 = (item % blocks) * block;
-      const int64_t rows = std::min(block, m - r0);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t p = 0; p < k; ++p) a[r * k + p] = get_a(t, r0 + r, p);
-      const Acc* bm = b.matrix(b_index[t]);
-      for (int64_t jp = 0; jp < b.panels; ++jp)
-        panel_product(a.data(), rows, k, bm + jp * k * kPanel, c.data() + jp * kPanel, ldc);
-      for (int64_t r = 0; r < rows; ++r) store(t, r0 + r, c.data() + r * ldc);
-    }
-  });
+  multiply_blocks<Acc>(
+      batches, m, b, b_index, get_a,
+      [&](int64_t t, int64_t r, int64_t, int64_t, const Acc* row) { store(t, r, row); },
+      /*exact_products=*/false, /*whole_rows=*/true);
 }
 
 // The shapes of a NumPy matmul: a 1-D A is a row [1, K], a 1-D B a column [K, 1] (those dims

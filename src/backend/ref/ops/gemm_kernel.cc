@@ -1,0 +1,186 @@
+// The micro-kernel of gemm_kernel.h in three forms giving the same bits: portable C++, AVX2 +
+// FMA (x86-64-v3) and AVX-512F, chosen once at run time. Each keeps a kGemmMR x kGemmNR tile of
+// C in registers while it walks kc values of k; the B panel's kc rows stay in L1 while the
+// row panels of A pass.
+//
+// The separate multiply-and-add forms are compiled with fp-contract=off: GCC would otherwise
+// fuse a multiply followed by an add into an FMA where the target has one, and that changes the
+// bits when products are not exact (double inputs).
+#include "backend/ref/ops/gemm_kernel.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace parity::ref {
+
+namespace {
+
+// c[i * ldc + j] += sum_p a[p * kGemmMR + i] * b[p * kGemmNR + j], products and sums rounded
+// one by one.
+template <typename Acc>
+__attribute__((optimize("fp-contract=off"))) void portable_tile(int64_t kc, const Acc* a,
+                                                                const Acc* b, Acc* c,
+                                                                int64_t ldc) {
+  Acc acc[kGemmMR][kGemmNR];
+  for (int64_t i = 0; i < kGemmMR; ++i)
+    for (int64_t j = 0; j < kGemmNR; ++j) acc[i][j] = c[i * ldc + j];
+  for (int64_t p = 0; p < kc; ++p) {
+    const Acc* bp = b + p * kGemmNR;
+    for (int64_t i = 0; i < kGemmMR; ++i) {
+      const Acc av = a[p * kGemmMR + i];
+      for (int64_t j = 0; j < kGemmNR; ++j) acc[i][j] += av * bp[j];
+    }
+  }
+  for (int64_t i = 0; i < kGemmMR; ++i)
+    for (int64_t j = 0; j < kGemmNR; ++j) c[i * ldc + j] = acc[i][j];
+}
+
+template <typename Acc>
+void portable_panels(int64_t kc, const Acc* a, int64_t a_stride, int64_t row_panels,
+                     const Acc* b, int64_t b_stride, int64_t col_panels, Acc* c, int64_t ldc) {
+  for (int64_t jp = 0; jp < col_panels; ++jp)
+    for (int64_t ip = 0; ip < row_panels; ++ip)
+      portable_tile(kc, a + ip * a_stride, b + jp * b_stride,
+                    c + ip * kGemmMR * ldc + jp * kGemmNR, ldc);
+}
+
+#if defined(__x86_64__)
+
+// AVX-512F: a row of the tile is two vectors of 8; 12 accumulators.
+template <bool kFused>
+__attribute__((target("avx512f"), optimize("fp-contract=off"), always_inline)) inline void
+avx512_tile(int64_t kc, const double* a, const double* b, double* c, int64_t ldc) {
+  __m512d acc[kGemmMR][2];
+  for (int64_t i = 0; i < kGemmMR; ++i) {
+    acc[i][0] = _mm512_loadu_pd(c + i * ldc);
+    acc[i][1] = _mm512_loadu_pd(c + i * ldc + 8);
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512d b0 = _mm512_loadu_pd(b + p * kGemmNR);
+    const __m512d b1 = _mm512_loadu_pd(b + p * kGemmNR + 8);
+    for (int64_t i = 0; i < kGemmMR; ++i) {
+      const __m512d av = _mm512_set1_pd(a[p * kGemmMR + i]);
+      if constexpr (kFused) {
+        acc[i][0] = _mm512_fmadd_pd(av, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_pd(av, b1, acc[i][1]);
+      } else {
+        acc[i][0] = _mm512_add_pd(acc[i][0], _mm512_mul_pd(av, b0));
+        acc[i][1] = _mm512_add_pd(acc[i][1], _mm512_mul_pd(av, b1));
+      }
+    }
+  }
+  for (int64_t i = 0; i < kGemmMR; ++i) {
+    _mm512_storeu_pd(c + i * ldc, acc[i][0]);
+    _mm512_storeu_pd(c + i * ldc + 8, acc[i][1]);
+  }
+}
+
+template <bool kFused>
+__attribute__((target("avx512f"), optimize("fp-contract=off"))) void avx512_panels(
+    int64_t kc, const double* a, int64_t a_stride, int64_t row_panels, const double* b,
+    int64_t b_stride, int64_t col_panels, double* c, int64_t ldc) {
+  for (int64_t jp = 0; jp < col_panels; ++jp)
+    for (int64_t ip = 0; ip < row_panels; ++ip)
+      avx512_tile<kFused>(kc, a + ip * a_stride, b + jp * b_stride,
+                          c + ip * kGemmMR * ldc + jp * kGemmNR, ldc);
+}
+
+// AVX2 + FMA: 16 registers hold a 6 x 8 half of the tile (12 accumulators); the two halves
+// walk k one after the other, which changes nothing per element.
+template <bool kFused>
+__attribute__((target("avx2,fma"), optimize("fp-contract=off"), always_inline)) inline void
+avx2_half_tile(int64_t kc, const double* a, const double* b, double* c, int64_t ldc) {
+  __m256d acc[kGemmMR][2];
+  for (int64_t i = 0; i < kGemmMR; ++i) {
+    acc[i][0] = _mm256_loadu_pd(c + i * ldc);
+    acc[i][1] = _mm256_loadu_pd(c + i * ldc + 4);
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256d b0 = _mm256_loadu_pd(b + p * kGemmNR);
+    const __m256d b1 = _mm256_loadu_pd(b + p * kGemmNR + 4);
+    for (int64_t i = 0; i < kGemmMR; ++i) {
+      const __m256d av = _mm256_broadcast_sd(a + p * kGemmMR + i);
+      if constexpr (kFused) {
+        acc[i][0] = _mm256_fmadd_pd(av, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_pd(av, b1, acc[i][1]);
+      } else {
+        acc[i][0] = _mm256_add_pd(acc[i][0], _mm256_mul_pd(av, b0));
+        acc[i][1] = _mm256_add_pd(acc[i][1], _mm256_mul_pd(av, b1));
+      }
+    }
+  }
+  for (int64_t i = 0; i < kGemmMR; ++i) {
+    _mm256_storeu_pd(c + i * ldc, acc[i][0]);
+    _mm256_storeu_pd(c + i * ldc + 4, acc[i][1]);
+  }
+}
+
+template <bool kFused>
+__attribute__((target("avx2,fma"), optimize("fp-contract=off"))) void avx2_panels(
+    int64_t kc, const double* a, int64_t a_stride, int64_t row_panels, const double* b,
+    int64_t b_stride, int64_t col_panels, double* c, int64_t ldc) {
+  for (int64_t jp = 0; jp < col_panels; ++jp)
+    for (int64_t ip = 0; ip < row_panels; ++ip)
+      for (int64_t half = 0; half < kGemmNR; half += 8)
+        avx2_half_tile<kFused>(kc, a + ip * a_stride, b + jp * b_stride + half,
+                               c + ip * kGemmMR * ldc + jp * kGemmNR + half, ldc);
+}
+
+#endif  // __x86_64__
+
+GemmPath detect_path() {
+  if (const char* force = std::getenv("PARITY_REF_FORCE_SCALAR"); force && std::strcmp(force, "1") == 0)
+    return GemmPath::kPortable;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return GemmPath::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GemmPath::kAvx2Fma;
+#endif
+  return GemmPath::kPortable;
+}
+
+std::atomic<bool> g_force_portable{false};
+
+}  // namespace
+
+GemmPath gemm_path() {
+  static const GemmPath detected = detect_path();
+  return g_force_portable.load(std::memory_order_relaxed) ? GemmPath::kPortable : detected;
+}
+
+void force_portable_gemm(bool portable) { g_force_portable.store(portable); }
+
+void gemm_panels(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels,
+                 const double* b, int64_t b_stride, int64_t col_panels, double* c, int64_t ldc,
+                 bool exact_products) {
+  switch (gemm_path()) {
+#if defined(__x86_64__)
+    case GemmPath::kAvx512:
+      return exact_products
+                 ? avx512_panels<true>(kc, a, a_stride, row_panels, b, b_stride, col_panels, c,
+                                       ldc)
+                 : avx512_panels<false>(kc, a, a_stride, row_panels, b, b_stride, col_panels, c,
+                                        ldc);
+    case GemmPath::kAvx2Fma:
+      return exact_products
+                 ? avx2_panels<true>(kc, a, a_stride, row_panels, b, b_stride, col_panels, c, ldc)
+                 : avx2_panels<false>(kc, a, a_stride, row_panels, b, b_stride, col_panels, c,
+                                      ldc);
+#endif
+    default:
+      return portable_panels(kc, a, a_stride, row_panels, b, b_stride, col_panels, c, ldc);
+  }
+}
+
+void gemm_panels(int64_t kc, const uint64_t* a, int64_t a_stride, int64_t row_panels,
+                 const uint64_t* b, int64_t b_stride, int64_t col_panels, uint64_t* c,
+                 int64_t ldc) {
+  portable_panels(kc, a, a_stride, row_panels, b, b_stride, col_panels, c, ldc);
+}
+
+}  // namespace parity::ref

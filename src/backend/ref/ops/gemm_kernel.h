@@ -1,0 +1,50 @@
+// The one blocked matrix-product micro-kernel of the reference backend, shared by MatMul, Gemm,
+// the quantized products (matmul_util.h) and Conv (im2col).
+//
+// Operands arrive packed in panels: A in panels of kGemmMR rows, B in panels of kGemmNR columns,
+// each panel k-major (a_panel[p * kGemmMR + i], b_panel[p * kGemmNR + j]); zero rows and columns
+// pad the last panels. The kernel adds kc products to every element of a C block held in memory
+// (row stride ldc), taking them in increasing k, one element at a time, so an element that
+// starts at zero and is fed its k blocks in order gets exactly the sequential sum
+// ((a0 b0 + a1 b1) + a2 b2) + ... whatever the blocking, the tile shape, the vector width or
+// the thread that computes it.
+//
+// Rounding: with exact_products (both factors are float32, float16 or bfloat16 values widened
+// to double: 24 + 24 significant bits fit in double's 53) each product is exact, so a fused
+// multiply-add rounds exactly as a multiply followed by an add, and the vector paths use FMA.
+// Without it (double inputs, float8 minus zero points, ...) every path multiplies and adds
+// separately, each rounded. Integers (uint64, wrapping) are exact either way. The portable C++
+// path always multiplies and adds separately; it gives the same bits as the vector paths.
+#pragma once
+
+#include <cstdint>
+
+namespace parity::ref {
+
+constexpr int64_t kGemmMR = 6;    // rows of A (and C) per panel and register tile
+constexpr int64_t kGemmNR = 16;   // columns of B (and C) per panel and register tile
+constexpr int64_t kGemmKc = 128;  // k per block: a B panel block (16 KiB) stays in L1
+
+// The code path the kernel takes on this CPU.
+enum class GemmPath { kPortable, kAvx2Fma, kAvx512 };
+
+// Detected once: AVX-512F, else AVX2 + FMA, else portable. PARITY_REF_FORCE_SCALAR=1 in the
+// environment (read once) or force_portable_gemm(true) selects the portable path.
+GemmPath gemm_path();
+// For tests comparing the paths: true makes every later call take the portable path.
+void force_portable_gemm(bool portable);
+
+// C[row_panels * kGemmMR, col_panels * kGemmNR] += A x B over kc values of k, where A's panel
+// i starts at a + i * a_panel_stride and B's panel j at b + j * b_panel_stride.
+void gemm_panels(int64_t kc, const double* a, int64_t a_panel_stride, int64_t row_panels,
+                 const double* b, int64_t b_panel_stride, int64_t col_panels, double* c,
+                 int64_t ldc, bool exact_products);
+void gemm_panels(int64_t kc, const uint64_t* a, int64_t a_panel_stride, int64_t row_panels,
+                 const uint64_t* b, int64_t b_panel_stride, int64_t col_panels, uint64_t* c,
+                 int64_t ldc);
+
+// Whether products of two T values (widened to double) are exact, so FMA may be used.
+template <typename T>
+inline constexpr bool gemm_exact_products_v = sizeof(T) <= 4;
+
+}  // namespace parity::ref
