@@ -11,12 +11,22 @@ namespace parity::cli {
 
 BatchFetcher onnxrt_batches(ModelPtr model, OrtOptions options, std::string runner_name,
                             const TensorMap& feed) {
-  return [model, options, runner_name, &feed](const std::vector<std::string>& names) {
+  auto batches = std::make_shared<int>(0);
+  return [model, options, runner_name, &feed, batches](const std::vector<std::string>& names) {
+    // One session per batch: its "Creating session" line is shown for the first one only
+    // (and for all with -v).
+    const Severity shown = logger().severity();
+    struct Restore {
+      Severity severity;
+      ~Restore() { logger().set_severity(severity); }
+    } restore{shown};
+    if ((*batches)++ > 0 && shown == Severity::kInfo) logger().set_severity(Severity::kWarning);
     std::unique_ptr<Runner> runner =
         make_onnxrt_runner(ModifyOutputs(Loader<ModelPtr>(model), names, false), options,
                            runner_name);
     RunnerActivation active(*runner);
-    return runner->infer(feed);
+    TensorMap outputs = runner->infer(feed);
+    return outputs;
   };
 }
 

@@ -40,12 +40,16 @@ LayerwiseComparison::LayerwiseComparison(const ir::Graph& graph,
   for (size_t i = 0; i < graph.nodes.size(); ++i) node_index_[&graph.nodes[i]] = i;
   for (const auto& in : graph.inputs) graph_inputs_.insert(in.name);
   result_.total_nodes = graph.nodes.size();
-  // The reference tensors themselves are never copied: a held tensor shares its buffer.
-  options_.compare.check_shapes = true;
 }
 
 void LayerwiseComparison::on_node(const ir::Node& node, const std::vector<Value>& outputs) {
   if (!node_index_.count(&node)) return;  // a node of a control-flow body
+  // Constants are the same on both sides and cannot be marked: local errors read them here.
+  if (node.op_type == "Constant" && node.domain.empty()) {
+    for (size_t j = 0; j < outputs.size() && j < node.outputs.size(); ++j)
+      if (outputs[j].is_tensor()) constants_.set(node.outputs[j], outputs[j].tensor);
+    return;
+  }
   Held held{&node, {}};
   size_t held_bytes = 0;
   for (size_t j = 0; j < outputs.size() && j < node.outputs.size(); ++j) {
@@ -64,7 +68,8 @@ void LayerwiseComparison::on_node(const ir::Node& node, const std::vector<Value>
   for (const auto& [name, t] : held.outputs) wanted.push_back(name);
   if (options_.local_error)
     for (const auto& in : node.inputs)
-      if (!in.empty() && sizes_.count(in) && !graph_inputs_.count(in)) wanted.push_back(in);
+      if (!in.empty() && sizes_.count(in) && !graph_inputs_.count(in) && !constants_.contains(in))
+        wanted.push_back(in);
   // The names not on order yet, and their bytes.
   std::vector<std::string> new_names;
   auto plan = [&] {
@@ -164,7 +169,9 @@ void LayerwiseComparison::local_error(const Held& held, const TensorMap& other,
   TensorMap inputs;
   for (const auto& in : node.inputs) {
     if (in.empty() || graph_.initializers.count(in) || inputs.contains(in)) continue;
-    const Tensor* value = graph_inputs_.count(in) ? feed_.find(in) : other.find(in);
+    const Tensor* value = graph_inputs_.count(in) ? feed_.find(in)
+                          : constants_.contains(in) ? constants_.find(in)
+                                                    : other.find(in);
     if (!value) {
       nr.local_note = fmt::format("input '{}' is not available from {}", in,
                                   graph_inputs_.count(in) ? "the feed" : options_.other_name);

@@ -116,6 +116,7 @@ class LayerwiseComparison {
   BatchFetcher fetch_;
   NodeRunner rerun_;
   TensorMap feed_;
+  TensorMap constants_;  // outputs of Constant nodes
   std::unordered_set<std::string> marked_;
   std::unordered_map<const ir::Node*, size_t> node_index_;
   std::unordered_set<std::string> graph_inputs_;

@@ -69,6 +69,22 @@ TEST(CliLayerwise, ReferenceAgainstOnnxRuntimePassesWithSummary) {
   EXPECT_NE(r.output.find("Passed: 1/1 iterations"), std::string::npos) << r.output;
 }
 
+// Local errors need each node's inputs from ONNX Runtime; a Constant's output cannot be marked
+// there and comes from the reference.
+TEST(CliLayerwise, LocalErrorWithOnnxRuntimeAndConstants) {
+  TempDir dir;
+  const std::string a = dir.file("a.onnx");
+  write_model_from_text(a, divergent_model("Relu"));
+  auto r = run_parity({"run", a, "--onnxrt", "--pluginref", "--onnx-outputs", "mark", "all",
+                       "--local-error", "--val-range", "[-1.5,1.5]"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("6/6 tensors passed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'Sub_3' (Sub) | local error/tolerance="), std::string::npos)
+      << r.output;
+  // ONNX Runtime is the first runner: it is out0 and the reference is the denominator.
+  EXPECT_NE(r.output.find("Layer-wise Summary | onnxrt-runner"), std::string::npos) << r.output;
+}
+
 // A chain of 300 Adds over 1M floats: 1.2 GB of intermediates per backend if every marked
 // tensor were kept. The peak RSS of the parity process must stay near the budget.
 TEST(CliLayerwise, MarkAllStaysInsideTheBudget) {
