@@ -194,10 +194,10 @@ int run_layerwise(const RunArgs& args) {
     options.other_name = (*saved)[0].first;
   }
 
-  logger().start("Layer-wise Comparison | {} vs. {} | {} marked tensor(s), budget {:.1f} MiB",
+  logger().start("Layer-wise Comparison | {} vs. {} | {} marked tensor(s), budget {}",
                  options.other_is_first ? options.other_name : options.reference_name,
                  options.other_is_first ? options.reference_name : options.other_name,
-                 marked.size(), static_cast<double>(options.budget_bytes) / (1 << 20));
+                 marked.size(), format_bytes(options.budget_bytes));
   RunnerActivation active(reference);
   feeds->set_input_metadata(reference.input_metadata());
   std::vector<TensorMap> used_feeds;

@@ -108,9 +108,9 @@ void LayerwiseComparison::flush() {
     for (const auto& in : h.node->inputs) add(in);
     for (const auto& [name, t] : h.outputs) add(name);
   }
-  logger().verbose("Layer-wise | batch {}: fetching {} tensor(s), {:.1f} MiB, from {}",
-                   result_.batches + 1, names.size(),
-                   static_cast<double>(fetch_bytes_) / (1 << 20), options_.other_name);
+  logger().verbose("Layer-wise | batch {}: fetching {} tensor(s), {}, from {}",
+                   result_.batches + 1, names.size(), format_bytes(fetch_bytes_),
+                   options_.other_name);
   {
     const TensorMap other = fetch_(names);
     size_t other_bytes = 0;

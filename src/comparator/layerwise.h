@@ -131,6 +131,9 @@ class LayerwiseComparison {
 // "max-abs=1.2e-07, max-rel=3.4e-06, error/tolerance=0.012" (the metrics of `metric`).
 std::string format_error_summary(const TensorErrorStats& s, CompareMetric metric);
 
+// "512 B", "64.0 KiB", "1.0 GiB".
+std::string format_bytes(size_t bytes);
+
 // Logs the summary: counts, batches, the first divergence with its inputs' and outputs' errors
 // and where it sits, the nodes that add the most error, how many only inherit it.
 void log_layerwise_summary(const LayerwiseResult& r, const LayerwiseOptions& options);

@@ -1,6 +1,7 @@
 // The terminal summary of a layer-wise comparison: the answer to "where do they diverge?" in a
 // few lines, after the one line per tensor.
 #include <cmath>
+#include <iterator>
 
 #include "comparator/format.h"
 #include "comparator/layerwise.h"
@@ -11,10 +12,6 @@ namespace parity {
 namespace {
 
 constexpr size_t kTopLocal = 10;
-
-std::string mib(size_t bytes) {
-  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
-}
 
 std::string tensor_list(const LayerwiseResult& r, const std::vector<size_t>& indices,
                         CompareMetric metric) {
@@ -28,6 +25,15 @@ std::string tensor_list(const LayerwiseResult& r, const std::vector<size_t>& ind
 }
 
 }  // namespace
+
+std::string format_bytes(size_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes) / 1024;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < std::size(units)) v /= 1024, ++u;
+  return fmt::format("{:.1f} {}", v, units[u]);
+}
 
 std::string format_error_summary(const TensorErrorStats& s, CompareMetric metric) {
   if (!s.compared) return "not compared: " + s.note;
@@ -57,8 +63,8 @@ void log_layerwise_summary(const LayerwiseResult& r, const LayerwiseOptions& opt
       "budget",
       options.other_is_first ? options.other_name : options.reference_name,
       options.other_is_first ? options.reference_name : options.other_name,
-      r.tensors.size() - failed, r.tensors.size(), r.batches, mib(r.peak_batch_bytes),
-      mib(options.budget_bytes));
+      r.tensors.size() - failed, r.tensors.size(), r.batches, format_bytes(r.peak_batch_bytes),
+      format_bytes(options.budget_bytes));
   if (failed == 0) logger().finish("{}", head);
   else logger().error("{}", head);
   Logger::Indent indent;
