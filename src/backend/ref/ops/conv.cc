@@ -92,26 +92,57 @@ struct TapOffset {
   int64_t channel, d, h, w;
 };
 
-// The im2col rows [k0, k0 + kc) for the output positions whose window starts are `starts`,
-// packed in panels of kGemmNR positions (k-major within a panel); padding reads 0.
-void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* rows, int64_t kc,
-                  const WindowStart* starts, int64_t len, double* packed) {
-  const int64_t panels = (len + kGemmNR - 1) / kGemmNR;
-  for (int64_t panel = 0; panel < panels; ++panel) {
-    const int64_t i0 = panel * kGemmNR, n = std::min(kGemmNR, len - i0);
-    double* dst = packed + panel * kc * kGemmNR;
-    for (int64_t k = 0; k < kc; ++k, dst += kGemmNR) {
-      const TapOffset& t = rows[k];
-      for (int64_t i = 0; i < n; ++i) {
-        const WindowStart& s = starts[i0 + i];
-        const int64_t id = s.d + t.d, ih = s.h + t.h, iw = s.w + t.w;
-        const bool inside = static_cast<uint64_t>(id) < static_cast<uint64_t>(g.in[0]) &&
-                            static_cast<uint64_t>(ih) < static_cast<uint64_t>(g.in[1]) &&
-                            static_cast<uint64_t>(iw) < static_cast<uint64_t>(g.in[2]);
-        dst[i] = inside ? x[t.channel + (id * g.in[1] + ih) * g.in[2] + iw] : 0.0;
+// Consecutive output positions of one output row: their windows start at (d, h, w + q * stride)
+// for q < len, and they sit at index `first` of the tile.
+struct PositionRun {
+  int64_t first, len, d, h, w;
+};
+
+// The runs of the tile's positions (window starts `starts`, `len` of them).
+void position_runs(const WindowGeometry& g, const WindowStart* starts, int64_t len,
+                   std::vector<PositionRun>& runs) {
+  runs.clear();
+  for (int64_t i = 0; i < len; ++i) {
+    const WindowStart& s = starts[i];
+    if (!runs.empty()) {
+      PositionRun& r = runs.back();
+      if (r.d == s.d && r.h == s.h && r.w + r.len * g.strides[2] == s.w) {
+        ++r.len;
+        continue;
       }
-      for (int64_t i = n; i < kGemmNR; ++i) dst[i] = 0.0;
     }
+    runs.push_back({i, 1, s.d, s.h, s.w});
+  }
+}
+
+// The im2col rows [k0, k0 + kc) for the tile's positions (`runs`, `len` in all), packed in
+// panels of kGemmNR positions (k-major within a panel); padding reads 0. Per row and run, the
+// bounds are worked out once, so the copy itself is a plain strided read.
+void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* rows, int64_t kc,
+                  const std::vector<PositionRun>& runs, int64_t len, double* packed) {
+  const int64_t panel_stride = kc * kGemmNR, sw = g.strides[2], in_w = g.in[2];
+  auto slot = [&](int64_t i) -> double& {
+    return packed[i / kGemmNR * panel_stride + i % kGemmNR];
+  };
+  for (int64_t k = 0; k < kc; ++k, packed += kGemmNR) {
+    const TapOffset& t = rows[k];
+    for (const PositionRun& r : runs) {
+      const int64_t id = r.d + t.d, ih = r.h + t.h, iw0 = r.w + t.w;
+      int64_t lo = 0, hi = 0;  // the run's positions [lo, hi) read inside the input row
+      if (static_cast<uint64_t>(id) < static_cast<uint64_t>(g.in[0]) &&
+          static_cast<uint64_t>(ih) < static_cast<uint64_t>(g.in[1])) {
+        lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
+        hi = iw0 > in_w - 1 ? 0 : std::min(r.len, (in_w - 1 - iw0) / sw + 1);
+        lo = std::min(lo, hi);
+      }
+      for (int64_t q = 0; q < lo; ++q) slot(r.first + q) = 0.0;
+      if (lo < hi) {
+        const double* src = x + t.channel + (id * g.in[1] + ih) * in_w + iw0;
+        for (int64_t q = lo; q < hi; ++q) slot(r.first + q) = src[q * sw];
+      }
+      for (int64_t q = hi; q < r.len; ++q) slot(r.first + q) = 0.0;
+    }
+    for (int64_t i = len; i % kGemmNR != 0; ++i) slot(i) = 0.0;
   }
 }
 
@@ -192,6 +223,7 @@ class Conv : public Kernel {
     parallel_for(items, grain_for(item_work), [&](int64_t first, int64_t last) {
       // Reused by every call on this thread: no allocation per convolution once warm.
       thread_local std::vector<double> cols, acc;
+      thread_local std::vector<PositionRun> runs;
       cols.resize(static_cast<size_t>(kGemmKc * kTile));
       acc.resize(static_cast<size_t>(kMaxBlockPanels * kGemmMR * kTile));
       for (int64_t item = first; item < last; ++item) {
@@ -203,10 +235,11 @@ class Conv : public Kernel {
         const int64_t row_panels = std::min(panels, panel0 + block_panels) - panel0;
         std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
         const double* image = xd.data() + (n * channels + grp * cg) * in_plane;
+        position_runs(g, starts.data() + p0, len, runs);
         const double* wg = wp->values.data() + (grp * panels + panel0) * k_total * kGemmMR;
         for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc) {
           const int64_t kc = std::min(kGemmKc, k_total - k0);
-          pack_columns(g, image, rows.data() + k0, kc, starts.data() + p0, len, cols.data());
+          pack_columns(g, image, rows.data() + k0, kc, runs, len, cols.data());
           gemm_panels(kc, wg + k0 * kGemmMR, k_total * kGemmMR, row_panels, cols.data(),
                       kc * kGemmNR, col_panels, acc.data(), ld, gemm_exact_products_v<T>);
         }
