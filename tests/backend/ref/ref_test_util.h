@@ -60,7 +60,6 @@ inline std::map<std::string, Tensor> numpy_arrays(const std::string& body) {
   return arrays;
 }
 
-// Builds a model from ONNX text and runs it on `feed`; returns the graph outputs.
 // The named arrays of `np` (from numpy_arrays) as a feed, in the order given.
 inline TensorMap feed_of(const std::map<std::string, Tensor>& np,
                          const std::vector<std::string>& names) {
@@ -69,6 +68,7 @@ inline TensorMap feed_of(const std::map<std::string, Tensor>& np,
   return f;
 }
 
+// Builds a model from ONNX text and runs it on `feed`; returns the graph outputs.
 inline TensorMap run_text_model(const std::string& onnx_text, const TensorMap& feed) {
   ref::Executor executor(model_from_text(onnx_text));
   return executor.run(feed);
