@@ -209,9 +209,10 @@ int run_layerwise(const RunArgs& args) {
     if (!cmp.save_inputs.empty()) used_feeds.push_back(*feed);
     if (feeds->size().value_or(1) > 1) logger().info("Iteration: {}", i);
     Logger::Indent indent;
-    BatchFetcher fetch = ort_options ? onnxrt_batches(model, *ort_options, options.other_name, *feed)
-                         : saved     ? saved_batches((*saved)[0].second[i].outputs)
-                                     : reference_batches(model, *feed);
+    BatchFetcher fetch =
+        ort_options ? onnxrt_batches(model, *ort_options, options.other_name, *feed)
+        : saved     ? saved_batches((*saved)[0].second[i].outputs)
+                    : reference_batches(model, *feed);
     LayerwiseComparison comparison(model->graph, marked, options, fetch,
                                    options.local_error ? single_node_runner(model) : nullptr);
     comparison.set_feed(*feed);

@@ -12,7 +12,8 @@
 // number of marked tensors, with a single reference run.
 //
 //   LayerwiseComparison lw(model.graph, marked, options, fetch, rerun);
-//   executor.set_observer([&](const ir::Node& n, const std::vector<Value>& v) { lw.on_node(n, v); });
+//   executor.set_observer(
+//       [&](const ir::Node& n, const std::vector<Value>& v) { lw.on_node(n, v); });
 //   executor.run(feed);
 //   LayerwiseResult result = lw.finish();
 #pragma once

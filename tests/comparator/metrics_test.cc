@@ -262,7 +262,8 @@ TEST(Metrics, ProfileCountsEveryElementAndFindsTheHotCell) {
   EXPECT_EQ(s.profile.heat_cols, 32);
   EXPECT_EQ(s.profile.heat.back(), 1.0f);
   float others = 0;
-  for (size_t i = 0; i + 1 < s.profile.heat.size(); ++i) others = std::max(others, s.profile.heat[i]);
+  for (size_t i = 0; i + 1 < s.profile.heat.size(); ++i)
+    others = std::max(others, s.profile.heat[i]);
   EXPECT_EQ(others, 0.0f);
 }
 
