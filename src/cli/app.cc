@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
       status = run_run(run_args);
     } else if (inspect_model->parsed()) {
       status = run_inspect_model(model_args);
-    } else {
+    } else if (inspect_data->parsed()) {
       status = run_inspect_data(data_args);
     }
   } catch (const UsageError& e) {
