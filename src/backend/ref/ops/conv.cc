@@ -92,8 +92,9 @@ struct TapOffset {
   int64_t channel, d, h, w;
 };
 
-// Consecutive output positions of one output row: their windows start at (d, h, w + q * stride)
-// for q < len, and they sit at index `first` of the tile.
+// Consecutive output positions of one output row, inside one panel of kGemmNR positions: their
+// windows start at (d, h, w + q * stride) for q < len, and they sit at index `first` of the
+// tile.
 struct PositionRun {
   int64_t first, len, d, h, w;
 };
@@ -104,7 +105,7 @@ void position_runs(const WindowGeometry& g, const WindowStart* starts, int64_t l
   runs.clear();
   for (int64_t i = 0; i < len; ++i) {
     const WindowStart& s = starts[i];
-    if (!runs.empty()) {
+    if (!runs.empty() && i % kGemmNR != 0) {
       PositionRun& r = runs.back();
       if (r.d == s.d && r.h == s.h && r.w + r.len * g.strides[2] == s.w) {
         ++r.len;
@@ -116,33 +117,44 @@ void position_runs(const WindowGeometry& g, const WindowStart* starts, int64_t l
 }
 
 // The im2col rows [k0, k0 + kc) for the tile's positions (`runs`, `len` in all), packed in
-// panels of kGemmNR positions (k-major within a panel); padding reads 0. Per row and run, the
-// bounds are worked out once, so the copy itself is a plain strided read.
+// panels of kGemmNR positions (k-major within a panel); padding reads 0. Panels are written one
+// after the other, and per row and run the bounds are worked out once, so the copy itself is a
+// plain strided read and a sequential write.
 void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* rows, int64_t kc,
                   const std::vector<PositionRun>& runs, int64_t len, double* packed) {
-  const int64_t panel_stride = kc * kGemmNR, sw = g.strides[2], in_w = g.in[2];
-  auto slot = [&](int64_t i) -> double& {
-    return packed[i / kGemmNR * panel_stride + i % kGemmNR];
-  };
-  for (int64_t k = 0; k < kc; ++k, packed += kGemmNR) {
-    const TapOffset& t = rows[k];
-    for (const PositionRun& r : runs) {
-      const int64_t id = r.d + t.d, ih = r.h + t.h, iw0 = r.w + t.w;
-      int64_t lo = 0, hi = 0;  // the run's positions [lo, hi) read inside the input row
-      if (static_cast<uint64_t>(id) < static_cast<uint64_t>(g.in[0]) &&
-          static_cast<uint64_t>(ih) < static_cast<uint64_t>(g.in[1])) {
-        lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
-        hi = iw0 > in_w - 1 ? 0 : std::min(r.len, (in_w - 1 - iw0) / sw + 1);
-        lo = std::min(lo, hi);
+  const int64_t sw = g.strides[2], in_w = g.in[2];
+  for (size_t r0 = 0; r0 < runs.size();) {
+    const int64_t panel = runs[r0].first / kGemmNR, i0 = panel * kGemmNR;
+    size_t r1 = r0;
+    while (r1 < runs.size() && runs[r1].first / kGemmNR == panel) ++r1;
+    const int64_t width = std::min(kGemmNR, len - i0);
+    double* dst = packed + panel * kc * kGemmNR;
+    for (int64_t k = 0; k < kc; ++k, dst += kGemmNR) {
+      const TapOffset& t = rows[k];
+      for (size_t ri = r0; ri < r1; ++ri) {
+        const PositionRun& r = runs[ri];
+        const int64_t id = r.d + t.d, ih = r.h + t.h, iw0 = r.w + t.w;
+        int64_t lo = 0, hi = 0;  // the run's positions [lo, hi) read inside the input row
+        if (static_cast<uint64_t>(id) < static_cast<uint64_t>(g.in[0]) &&
+            static_cast<uint64_t>(ih) < static_cast<uint64_t>(g.in[1])) {
+          lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
+          hi = iw0 > in_w - 1 ? 0 : std::min(r.len, (in_w - 1 - iw0) / sw + 1);
+          lo = std::min(lo, hi);
+        }
+        double* out = dst + (r.first - i0);
+        for (int64_t q = 0; q < lo; ++q) out[q] = 0.0;
+        if (lo < hi) {
+          const double* src = x + t.channel + (id * g.in[1] + ih) * in_w + iw0;
+          if (sw == 1)
+            for (int64_t q = lo; q < hi; ++q) out[q] = src[q];
+          else
+            for (int64_t q = lo; q < hi; ++q) out[q] = src[q * sw];
+        }
+        for (int64_t q = hi; q < r.len; ++q) out[q] = 0.0;
       }
-      for (int64_t q = 0; q < lo; ++q) slot(r.first + q) = 0.0;
-      if (lo < hi) {
-        const double* src = x + t.channel + (id * g.in[1] + ih) * in_w + iw0;
-        for (int64_t q = lo; q < hi; ++q) slot(r.first + q) = src[q * sw];
-      }
-      for (int64_t q = hi; q < r.len; ++q) slot(r.first + q) = 0.0;
+      for (int64_t i = width; i < kGemmNR; ++i) dst[i] = 0.0;
     }
-    for (int64_t i = len; i % kGemmNR != 0; ++i) slot(i) = 0.0;
+    r0 = r1;
   }
 }
 
