@@ -1,6 +1,7 @@
 // CompareFunc.simple (Polygraphy's comparator/compare.py): element-wise absolute and relative
 // differences, error statistics against per-output tolerances, and the report lines.
 #include <cmath>
+#include <memory>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -17,9 +18,6 @@ namespace parity {
 
 namespace {
 
-// NumPy's machine epsilon for float64, which Polygraphy adds to exact zeros of the reference.
-constexpr double kZeroEpsilon = 2.220446049250313e-16;
-
 // Python's min()/max() on two values: the first wins unless the second compares smaller
 // (larger), so a NaN on the left sticks and a NaN on the right is ignored.
 double py_min(double a, double b) { return b < a ? b : a; }
@@ -29,89 +27,54 @@ double py_max(double a, double b) { return b > a ? b : a; }
 double compute_min(const BasicStats& s) { return s.count == 0 ? 0.0 : s.min; }
 double compute_max(const BasicStats& s) { return s.count == 0 ? 0.0 : s.max; }
 
-struct Differences {
-  NumArray absdiff, reldiff;
-};
-
-// absdiff = |out0 - out1| (xor for two bools), reldiff = absdiff / |out1|, both in the precision
-// NumPy would use after cast_up. Exact zeros of a floating reference get an epsilon added.
-Differences compute_differences(const NumArray& a0, const NumArray& a1, bool infinities_equal,
-                                const std::string& runner1, const std::string& out1_name) {
-  Differences d;
-  const size_t n = a0.size();
-  const bool both_bool = a0.kind == NumKind::kBool && a1.kind == NumKind::kBool;
-  const NumKind abs_kind = both_bool ? NumKind::kBool : promote(a0.kind, a1.kind);
-  NumKind rel_kind = promote(abs_kind, a1.kind);
-  if (rel_kind == NumKind::kBool || rel_kind == NumKind::kInt) rel_kind = NumKind::kFloat64;
-  const bool ref_floating = a1.kind == NumKind::kFloat32 || a1.kind == NumKind::kFloat64;
-  const double epsilon = round_to_kind(kZeroEpsilon, a1.kind);
-
-  d.absdiff = NumArray{std::vector<double>(n), abs_kind, a0.shape};
-  d.reldiff = NumArray{std::vector<double>(n), rel_kind, a0.shape};
-  bool any_zero = false;
-  for (size_t i = 0; i < n; ++i) {
-    const double x = a0.values[i], y = a1.values[i];
-    double abs = both_bool ? static_cast<double>((x != 0) != (y != 0))
-                           : round_to_kind(std::fabs(x - y), abs_kind);
-    if (infinities_equal && std::isinf(x) && x == y) abs = 0;
-    double ref = y;
-    if (ref_floating && ref == 0) {
-      any_zero = true;
-      ref = epsilon;
-    }
-    d.absdiff.values[i] = abs;
-    d.reldiff.values[i] = round_to_kind(abs / std::fabs(ref), rel_kind);
-  }
-  if (any_zero)
-    logger().log_once(
-        Severity::kWarning,
-        fmt::format("{} | Output: {}: Some values are 0. Will add a small epsilon quantity to "
-                    "these when computing relative difference. Note that this may cause some "
-                    "relative differences to be extremely high. ",
-                    pad_name(runner1), out1_name));
-  return d;
-}
-
 // Polygraphy's stat_failed: NaN always fails.
 bool stat_failed(double value, double tolerance) {
   return std::isnan(value) || value > tolerance;
 }
 
-// elemwise: an element mismatches when it exceeds both tolerances (or either is NaN). The
-// tolerance is compared in the difference's own precision, as NumPy does with a Python float.
-std::vector<size_t> elemwise_mismatches(const Differences& d, double atol, double rtol) {
-  const double abs_tol = round_to_kind(atol, d.absdiff.kind);
-  const double rel_tol = round_to_kind(rtol, d.reldiff.kind);
-  std::vector<size_t> mismatches;
-  for (size_t i = 0; i < d.absdiff.size(); ++i) {
-    const double a = d.absdiff.values[i], r = d.reldiff.values[i];
-    if ((std::isnan(a) || a > abs_tol) && (std::isnan(r) || r > rel_tol)) mismatches.push_back(i);
+// The flat indices of the elements beyond both tolerances (for the verbose dumps only).
+std::vector<int64_t> mismatch_indices(const PairStreams& pair) {
+  std::vector<int64_t> found;
+  auto block = std::make_unique<StreamBlock>();
+  for (int64_t at = 0; at < pair.size(); ++at) {
+    int64_t counts[2] = {0, 0};
+    pair.read(at, 1, *block);
+    pair.count(*block, 1, counts);
+    if (counts[0] > 0) found.push_back(at);
   }
-  return mismatches;
+  return found;
 }
 
 // The verbose dumps of where and what the mismatches are (np.argwhere, out[mismatches]).
-void log_mismatches(const std::vector<size_t>& mismatches, const NumArray& a0, const NumArray& a1,
-                    const Tensor& out0, const Tensor& out1, const std::string& runner0,
-                    const std::string& runner1) {
+void log_mismatches(const PairStreams& pair, const Tensor& out0, const Tensor& out1,
+                    const std::string& runner0, const std::string& runner1) {
   Logger::Indent indent;
+  const bool indices = logger().enabled(Severity::kSuperVerbose);
+  const bool values = logger().enabled(Severity::kExtraVerbose);
+  if (!indices && !values) return;
+  const std::vector<int64_t> mismatches = mismatch_indices(pair);
   const int64_t n = static_cast<int64_t>(mismatches.size());
-  if (logger().enabled(Severity::kSuperVerbose)) {
-    const int64_t rank = static_cast<int64_t>(a0.shape.size());
-    Tensor where(DataType::kInt64, {n, rank});
-    for (int64_t m = 0; m < n; ++m) {
-      int64_t flat = static_cast<int64_t>(mismatches[static_cast<size_t>(m)]);
-      for (int64_t axis = rank; axis-- > 0;) {
-        where.data<int64_t>()[m * rank + axis] = flat % a0.shape[static_cast<size_t>(axis)];
-        flat /= a0.shape[static_cast<size_t>(axis)];
-      }
+  const Shape& shape = out0.shape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  Tensor where(DataType::kInt64, {n, rank});
+  for (int64_t m = 0; m < n; ++m) {
+    int64_t flat = mismatches[static_cast<size_t>(m)];
+    for (int64_t axis = rank; axis-- > 0;) {
+      where.data<int64_t>()[m * rank + axis] = flat % shape[static_cast<size_t>(axis)];
+      flat /= shape[static_cast<size_t>(axis)];
     }
-    logger().log(Severity::kSuperVerbose, "Mismatched indices:\n" + numpy_array_str(where));
   }
-  if (!logger().enabled(Severity::kExtraVerbose)) return;
-  for (const auto& [runner, a, out] : {std::tuple(&runner0, &a0, &out0), std::tuple(&runner1, &a1, &out1)}) {
+  if (indices)
+    logger().log(Severity::kSuperVerbose, "Mismatched indices:\n" + numpy_array_str(where));
+  if (!values) return;
+  for (const auto& [runner, out] : {std::pair(&runner0, &out0), std::pair(&runner1, &out1)}) {
+    const ElementReader reader(*out);
     NumArray picked{{}, num_kind_after_cast_up(out->dtype()), {n}};
-    for (size_t i : mismatches) picked.values.push_back(a->values[i]);
+    for (int64_t i : mismatches) {
+      double v = 0;
+      reader.read(i, 1, &v);
+      picked.values.push_back(v);
+    }
     Tensor values = cast_tensor(picked.to_tensor(), out->dtype());
     logger().extra_verbose("{} | Mismatched values:\n{}", pad_name(*runner), numpy_array_str(values));
   }
@@ -122,12 +85,24 @@ struct Tolerances {
   ErrorStat stat;
 };
 
+// The values of a stream, for printing small arrays (at most 100 elements).
+NumArray small_stream(const PairStreams& pair, int stream, const Shape& shape) {
+  NumArray a{{}, pair.kind(stream), shape};
+  auto block = std::make_unique<StreamBlock>();
+  for (int64_t at = 0; at < pair.size(); at += kStatsBlock) {
+    const int64_t n = std::min(kStatsBlock, pair.size() - at);
+    pair.read(at, n, *block);
+    for (int64_t i = 0; i < n; ++i)
+      a.values.push_back(a.kind == NumKind::kFloat32 ? static_cast<double>(block->f[stream][i])
+                                                     : block->d[stream][i]);
+  }
+  return a;
+}
+
 OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& out0_name,
                                         const Tensor& out1, const std::string& out1_name,
                                         const Tolerances& tol, const std::string& runner0,
                                         const std::string& runner1, bool infinities_equal) {
-  const NumArray a0 = to_num_array(out0);
-  const NumArray a1 = to_num_array(out1);
   if (logger().enabled(Severity::kSuperVerbose)) {
     for (const auto& [runner, name, out] :
          {std::tuple(&runner0, &out0_name, &out0), std::tuple(&runner1, &out1_name, &out1)}) {
@@ -138,18 +113,38 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
                                dtype_name(out->dtype()), shape_str(out->shape()), block));
     }
   }
-  const Differences d = compute_differences(a0, a1, infinities_equal, runner1, out1_name);
+  // One fused pass gives every statistic of both outputs and both differences, which are
+  // computed a block at a time and never stored.
+  const DiffRules rules(out0.dtype(), out1.dtype(), infinities_equal);
+  const PairStreams pair(out0, out1, rules, true, tol.atol, tol.rtol);
+  const int abs_s = pair.abs_stream(), rel_s = pair.rel_stream();
+  std::vector<StreamRequest> requests(4);
+  for (int s = 0; s < 4; ++s) {
+    requests[static_cast<size_t>(s)].median = true;
+    if (pair.kind(s) != NumKind::kBool) requests[static_cast<size_t>(s)].quantiles = kReportQuantiles;
+  }
+  if (tol.stat == ErrorStat::kQuantile)
+    for (int s : {abs_s, rel_s}) requests[static_cast<size_t>(s)].quantiles.push_back(tol.quantile);
+  const FusedStats stats = compute_fused_stats(pair, requests);
+  if (stats.counts[1] > 0)
+    logger().log_once(
+        Severity::kWarning,
+        fmt::format("{} | Output: {}: Some values are 0. Will add a small epsilon quantity to "
+                    "these when computing relative difference. Note that this may cause some "
+                    "relative differences to be extremely high. ",
+                    pad_name(runner1), out1_name));
+  const BasicStats& abs_stats = stats.basic[static_cast<size_t>(abs_s)];
+  const BasicStats& rel_stats = stats.basic[static_cast<size_t>(rel_s)];
+  const OrderStats& abs_order = stats.order[static_cast<size_t>(abs_s)];
+  const OrderStats& rel_order = stats.order[static_cast<size_t>(rel_s)];
 
   OutputCompareResult r;
-  const BasicStats abs_stats = compute_basic_stats(d.absdiff);
-  const BasicStats rel_stats = compute_basic_stats(d.reldiff);
-  OrderStats abs_order(d.absdiff), rel_order(d.reldiff);
   r.max_absdiff = compute_max(abs_stats);
   r.max_reldiff = compute_max(rel_stats);
   r.mean_absdiff = abs_stats.mean;
   r.mean_reldiff = rel_stats.mean;
-  r.median_absdiff = abs_order.median();
-  r.median_reldiff = rel_order.median();
+  r.median_absdiff = abs_order.median;
+  r.median_reldiff = rel_order.median;
 
   bool failed = false;
   switch (tol.stat) {
@@ -169,21 +164,44 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
                stat_failed(*r.quantile_reldiff, tol.rtol);
       break;
     case ErrorStat::kElemwise:
-    {
-      const std::vector<size_t> mismatches = elemwise_mismatches(d, tol.atol, tol.rtol);
-      failed = !mismatches.empty();
-      log_mismatches(mismatches, a0, a1, out0, out1, runner0, runner1);
-    }
+      failed = stats.counts[0] > 0;
+      log_mismatches(pair, out0, out1, runner0, runner1);
       break;
   }
   r.passed = !failed;
 
-  // Both outputs' histograms share one range so that they can be compared by eye.
-  const BasicStats s0 = compute_basic_stats(a0), s1 = compute_basic_stats(a1);
-  std::pair<double, double> range{py_min(compute_min(s0), compute_min(s1)),
-                                  py_max(compute_max(s0), compute_max(s1))};
-  log_output_stats(a0, failed, runner0 + ": " + out0_name, range, &out0, &s0);
-  log_output_stats(a1, failed, runner1 + ": " + out1_name, range, &out1, &s1);
+  // The reports, with the histograms counted in one more pass only when they are printed. Both
+  // outputs' histograms share one range so that they can be compared by eye.
+  const size_t n = static_cast<size_t>(pair.size());
+  const BasicStats& s0 = stats.basic[0];
+  const BasicStats& s1 = stats.basic[1];
+  const std::pair<double, double> range{py_min(compute_min(s0), compute_min(s1)),
+                                        py_max(compute_max(s0), compute_max(s1))};
+  std::optional<std::vector<std::array<int64_t, Histogram10::kBins>>> counts;
+  std::vector<std::optional<Histogram10>> bins(4);
+  const auto histogram = [&](int s) {
+    return [&, s]() -> std::string {
+      const size_t i = static_cast<size_t>(s);
+      if (!counts) {
+        for (int k = 0; k < 4; ++k)
+          bins[static_cast<size_t>(k)] = Histogram10::make(
+              pair.kind(k), n, k < 2 ? std::optional(range) : std::nullopt,
+              stats.basic[static_cast<size_t>(k)]);
+        std::vector<const Histogram10*> use;
+        for (const auto& b : bins) use.push_back(b ? &*b : nullptr);
+        counts = stream_histograms(pair, use);
+      }
+      return bins[i] ? bins[i]->str((*counts)[i]) : std::string();
+    };
+  };
+  const auto line = [&](int s, const std::string& name) {
+    return str_output_stats(pair.kind(s), out0.shape(), n, name,
+                            stats.basic[static_cast<size_t>(s)], stats.order[static_cast<size_t>(s)]);
+  };
+  log_output_stats(line(0, runner0 + ": " + out0_name), failed, n,
+                   [&] { return numpy_array_str(out0); }, histogram(0));
+  log_output_stats(line(1, runner1 + ": " + out1_name), failed, n,
+                   [&] { return numpy_array_str(out1); }, histogram(1));
 
   logger().info("Error Metrics: {}", out0_name);
   Logger::Indent indent;
@@ -203,10 +221,12 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
   }
   logger().info("Minimum Required Tolerance: {} error | [abs={}] OR [rel={}]{}",
                 error_stat_name(tol.stat), format_g(req_abs, 5), format_g(req_rel, 5), suffix);
-  log_output_stats(d.absdiff, failed, "Absolute Difference", std::nullopt, nullptr, &abs_stats,
-                   &abs_order);
-  log_output_stats(d.reldiff, failed, "Relative Difference", std::nullopt, nullptr, &rel_stats,
-                   &rel_order);
+  for (const auto& [s, name] : {std::pair(abs_s, "Absolute Difference"),
+                                std::pair(rel_s, "Relative Difference")}) {
+    log_output_stats(line(s, name), failed, n,
+                     [&, s = s] { return numpy_array_str(small_stream(pair, s, out0.shape()).to_tensor()); },
+                     histogram(s));
+  }
   return r;
 }
 

@@ -8,7 +8,8 @@
 
 #include "comparator/format.h"
 #include "comparator/numeric.h"
-#include "core/thread_pool.h"
+#include "comparator/fused_stats.h"
+#include "core/error.h"
 
 namespace parity {
 
@@ -63,124 +64,19 @@ NumArray to_num_array(const Tensor& t) {
   return NumArray{tensor_to_doubles(t), kind, t.shape()};
 }
 
-namespace {
-
-// Partial results of the fused pass over one chunk. Sums are taken around a shift (the first
-// element) so that the variance does not cancel catastrophically.
-struct Partial {
-  size_t count = 0;
-  double sum = 0, sumsq = 0, sum_abs = 0;
-  double min = INFINITY, max = -INFINITY;
-  int64_t argmin = -1, argmax = -1, first_nan = -1;
-};
-
-constexpr int64_t kGrain = 1 << 16;
-
-}  // namespace
-
 BasicStats compute_basic_stats(const NumArray& a) {
-  BasicStats s;
-  s.count = a.size();
-  if (a.values.empty()) return s;
-  const double* v = a.values.data();
-  const double shift = std::isfinite(v[0]) ? v[0] : 0.0;
-  const int64_t n = static_cast<int64_t>(a.size());
-  std::vector<Partial> parts(static_cast<size_t>((n + kGrain - 1) / kGrain));
-  parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
-    Partial p;
-    for (int64_t i = begin; i < end; ++i) {
-      double x = v[i];
-      if (std::isnan(x)) {
-        if (p.first_nan < 0) p.first_nan = i;
-      } else {
-        if (x < p.min || p.argmin < 0) p.min = x, p.argmin = i;
-        if (x > p.max || p.argmax < 0) p.max = x, p.argmax = i;
-      }
-      double d = x - shift;
-      p.sum += d;
-      p.sumsq += d * d;
-      p.sum_abs += std::fabs(x);
-    }
-    p.count = static_cast<size_t>(end - begin);
-    parts[static_cast<size_t>(begin / kGrain)] = p;
-  });
-  // Combine in chunk order: the same bits for any number of threads.
-  Partial t;
-  for (const Partial& p : parts) {
-    t.sum += p.sum;
-    t.sumsq += p.sumsq;
-    t.sum_abs += p.sum_abs;
-    if (p.first_nan >= 0 && t.first_nan < 0) t.first_nan = p.first_nan;
-    if (p.argmin >= 0 && (t.argmin < 0 || p.min < t.min)) t.min = p.min, t.argmin = p.argmin;
-    if (p.argmax >= 0 && (t.argmax < 0 || p.max > t.max)) t.max = p.max, t.argmax = p.argmax;
-  }
-  const double count = static_cast<double>(n);
-  // Polygraphy takes the mean with a float32 accumulator (np.mean(dtype=float32)), even for
-  // float64 data, which loses digits on large outputs. Parity accumulates in double and rounds
-  // once to the data's own precision.
-  double mean_shifted = t.sum / count;
-  s.mean = round_to_kind(shift + mean_shifted, a.kind);
-  double var = std::max(0.0, t.sumsq / count - mean_shifted * mean_shifted);
-  if (!std::isfinite(t.sum)) var = NAN;  // inf - inf, as NumPy
-  s.var = round_to_kind(var, a.kind);
-  s.stddev = round_to_kind(std::sqrt(var), a.kind);
-  s.avg_magnitude = round_to_kind(t.sum_abs / count, a.kind);
-  s.has_nan = t.first_nan >= 0;
-  if (s.has_nan) {
-    s.min = s.max = NAN;
-    s.argmin = s.argmax = t.first_nan;
-  } else {
-    s.min = t.min, s.argmin = t.argmin;
-    s.max = t.max, s.argmax = t.argmax;
-  }
-  return s;
+  return compute_fused_stats(NumArraySource(a), {StreamRequest{}}).basic[0];
 }
 
-OrderStats::OrderStats(const NumArray& a) : sorted_(a.values), kind_(a.kind) {
-  has_nan_ = std::any_of(sorted_.begin(), sorted_.end(), [](double x) { return std::isnan(x); });
+OrderStats compute_order_stats(const NumArray& a, const std::vector<double>& quantiles) {
+  return compute_fused_stats(NumArraySource(a), {StreamRequest{true, quantiles}}).order[0];
 }
 
-void OrderStats::select(size_t k) {
-  auto it = std::lower_bound(selected_.begin(), selected_.end(), k);
-  if (it != selected_.end() && *it == k) return;
-  // Everything before the previous selected position is smaller, everything after the next is
-  // larger: only the stretch between them needs partitioning.
-  const size_t begin = it == selected_.begin() ? 0 : *std::prev(it) + 1;
-  const size_t end = it == selected_.end() ? sorted_.size() : *it;
-  std::nth_element(sorted_.begin() + static_cast<ptrdiff_t>(begin),
-                   sorted_.begin() + static_cast<ptrdiff_t>(k),
-                   sorted_.begin() + static_cast<ptrdiff_t>(end));
-  selected_.insert(it, k);
-}
-
-// The value at fractional position `pos` of the sorted data. The next order statistic is the
-// smallest value between the selected position and the next selected one (inclusive).
-double OrderStats::interpolated(double pos, bool numpy_lerp) {
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const double t = pos - static_cast<double>(lo);
-  select(lo);
-  const double a = sorted_[lo];
-  if (t == 0 || lo + 1 >= sorted_.size()) return a;
-  auto next = std::upper_bound(selected_.begin(), selected_.end(), lo);
-  const size_t last = next == selected_.end() ? sorted_.size() : *next + 1;
-  const double b = *std::min_element(sorted_.begin() + static_cast<ptrdiff_t>(lo) + 1,
-                                     sorted_.begin() + static_cast<ptrdiff_t>(last));
-  if (!numpy_lerp) return (a + b) / 2;
-  // NumPy's _lerp: computed from whichever end is nearer, so that t = 1 gives b exactly.
-  const double diff = b - a;
-  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
-}
-
-double OrderStats::median() {
-  if (sorted_.empty()) return 0;
-  if (has_nan_) return NAN;
-  return round_to_kind(interpolated(static_cast<double>(sorted_.size() - 1) / 2, false), kind_);
-}
-
-double OrderStats::quantile(double q) {
-  if (sorted_.empty()) return INFINITY;
-  if (has_nan_) return NAN;
-  return round_to_kind(interpolated(q * static_cast<double>(sorted_.size() - 1), true), kind_);
+double OrderStats::quantile(double q) const {
+  for (const auto& [at, value] : quantiles)
+    if (at == q) return value;
+  fail("failed to look up quantile {}: it was not computed; computed: {}", format_repr(q),
+       quantiles.size());
 }
 
 std::string unravel_index_str(int64_t flat, const Shape& shape, size_t size) {
@@ -194,82 +90,92 @@ std::string unravel_index_str(int64_t flat, const Shape& shape, size_t size) {
 }
 
 std::string str_output_stats(const NumArray& a, const std::string& name) {
-  BasicStats s = compute_basic_stats(a);
-  OrderStats order(a);
-  return str_output_stats(a, name, s, order);
+  const FusedStats stats = compute_fused_stats(
+      NumArraySource(a), {StreamRequest{true, a.kind == NumKind::kBool ? std::vector<double>{}
+                                                                        : kReportQuantiles}});
+  return str_output_stats(a, name, stats.basic[0], stats.order[0]);
 }
 
 std::string str_output_stats(const NumArray& a, const std::string& name, const BasicStats& s,
-                             OrderStats& order) {
+                             const OrderStats& order) {
+  return str_output_stats(a.kind, a.shape, a.size(), name, s, order);
+}
+
+std::string str_output_stats(NumKind kind, const Shape& shape, size_t size,
+                             const std::string& name, const BasicStats& s,
+                             const OrderStats& order) {
   std::string r = name.empty() ? "" : name + " | Stats: ";
   r += fmt::format(
       "mean={}, std-dev={}, var={}, median={}, min={} at {}, max={} at {}, avg-magnitude={}",
-      format_g(s.mean, 5), format_g(s.stddev, 5), format_g(s.var, 5), format_g(order.median(), 5),
-      format_g(s.min, 5), unravel_index_str(s.argmin, a.shape, a.size()), format_g(s.max, 5),
-      unravel_index_str(s.argmax, a.shape, a.size()), format_g(s.avg_magnitude, 5));
+      format_g(s.mean, 5), format_g(s.stddev, 5), format_g(s.var, 5), format_g(order.median, 5),
+      format_g(s.min, 5), unravel_index_str(s.argmin, shape, size), format_g(s.max, 5),
+      unravel_index_str(s.argmax, shape, size), format_g(s.avg_magnitude, 5));
   // NumPy cannot take quantiles of bools, so Polygraphy leaves them out for bool data.
-  if (a.kind != NumKind::kBool)
+  if (kind != NumKind::kBool)
     r += fmt::format(", p90={}, p95={}, p99={}", format_g(order.quantile(0.9), 5),
                      format_g(order.quantile(0.95), 5), format_g(order.quantile(0.99), 5));
   return r;
 }
 
-std::string str_histogram(const NumArray& a, std::optional<std::pair<double, double>> range,
-                          const BasicStats* stats) {
-  if (a.kind == NumKind::kBool) return "";
+std::optional<Histogram10> Histogram10::make(NumKind kind, size_t size,
+                                             std::optional<std::pair<double, double>> range,
+                                             const BasicStats& stats) {
+  if (kind == NumKind::kBool) return std::nullopt;
   double first = 0, last = 1;
   if (range) {
     std::tie(first, last) = *range;
     if (first > last) {
       logger().verbose("Could not generate histogram. Note: Error was: max must be larger than "
                        "min in range parameter.");
-      return "";
+      return std::nullopt;
     }
     if (!std::isfinite(first) || !std::isfinite(last)) {
       logger().verbose("Could not generate histogram. Note: Error was: supplied range of [{}, {}] "
                        "is not finite", format_repr(first), format_repr(last));
-      return "";
+      return std::nullopt;
     }
-  } else if (a.size() > 0) {
-    const BasicStats s = stats ? *stats : compute_basic_stats(a);
-    first = s.min, last = s.max;
+  } else if (size > 0) {
+    first = stats.min, last = stats.max;
     if (!std::isfinite(first) || !std::isfinite(last)) {
       logger().verbose("Could not generate histogram. Note: Error was: autodetected range of "
                        "[{}, {}] is not finite", format_repr(first), format_repr(last));
-      return "";
+      return std::nullopt;
     }
   }
   if (first == last) first -= 0.5, last += 0.5;
 
   // np.histogram(bins=10): edges from linspace in double, stored in the data's float type.
-  constexpr int kBins = 10;
-  const bool single = a.kind == NumKind::kFloat32;
-  const NumKind edge_kind = single ? NumKind::kFloat32 : NumKind::kFloat64;
-  double edges[kBins + 1];
+  Histogram10 h;
+  h.single_ = kind == NumKind::kFloat32;
+  const NumKind edge_kind = h.single_ ? NumKind::kFloat32 : NumKind::kFloat64;
   const double step = (last - first) / kBins;
-  for (int i = 0; i <= kBins; ++i) edges[i] = round_to_kind(i * step + first, edge_kind);
-  edges[kBins] = round_to_kind(last, edge_kind);
-  const double norm = kBins / (last - first);
+  for (int i = 0; i <= kBins; ++i) h.edges_[i] = round_to_kind(i * step + first, edge_kind);
+  h.edges_[kBins] = round_to_kind(last, edge_kind);
+  h.norm_ = kBins / (last - first);
+  h.first_ = first;
+  h.last_ = last;
+  return h;
+}
 
-  int64_t counts[kBins] = {};
-  for (double x : a.values) {
-    if (!(x >= first && x <= last)) continue;
-    double f = single ? static_cast<double>(static_cast<float>(
-                            static_cast<float>(x - static_cast<float>(first)) *
-                            static_cast<float>(norm)))
-                      : (x - first) * norm;
-    int idx = std::clamp(static_cast<int>(f), 0, kBins - 1);
-    if (x < edges[idx] && idx > 0) --idx;
-    if (x >= edges[idx + 1] && idx != kBins - 1) ++idx;
-    ++counts[idx];
-  }
-  const int64_t max_count = *std::max_element(counts, counts + kBins);
+int Histogram10::bin(double x) const {
+  if (!(x >= first_ && x <= last_)) return -1;
+  const double f = single_ ? static_cast<double>(static_cast<float>(
+                                 static_cast<float>(x - static_cast<float>(first_)) *
+                                 static_cast<float>(norm_)))
+                           : (x - first_) * norm_;
+  int idx = std::clamp(static_cast<int>(f), 0, kBins - 1);
+  if (x < edges_[idx] && idx > 0) --idx;
+  if (x >= edges_[idx + 1] && idx != kBins - 1) ++idx;
+  return idx;
+}
+
+std::string Histogram10::str(const std::array<int64_t, kBins>& counts) const {
+  const int64_t max_count = *std::max_element(counts.begin(), counts.end());
   if (max_count == 0) return "";
-
   std::string labels[kBins + 1];
   size_t start_width = 0, end_width = 0;
   for (int i = 0; i <= kBins; ++i) {
-    labels[i] = format_g(edges[i], 3);
+    labels[i] = format_g(edges_[i], 3);
     start_width = std::max(start_width, labels[i].size());
     if (i > 0) end_width = std::max(end_width, labels[i].size());
   }
@@ -284,20 +190,31 @@ std::string str_histogram(const NumArray& a, std::optional<std::pair<double, dou
   return r;
 }
 
-void log_output_stats(const NumArray& a, bool info_hist, const std::string& name,
-                      std::optional<std::pair<double, double>> hist_range, const Tensor* values,
-                      const BasicStats* stats, OrderStats* order) {
-  const BasicStats own_stats = stats ? BasicStats{} : compute_basic_stats(a);
-  if (!stats) stats = &own_stats;
-  std::optional<OrderStats> own_order;
-  if (!order) order = &own_order.emplace(a);
-  logger().info("{}", str_output_stats(a, name, *stats, *order));
+std::string str_histogram(const NumArray& a, std::optional<std::pair<double, double>> range,
+                          const BasicStats* stats) {
+  if (a.kind == NumKind::kBool) return "";
+  const BasicStats own = stats || range || a.size() == 0 ? BasicStats{} : compute_basic_stats(a);
+  const std::optional<Histogram10> h = Histogram10::make(a.kind, a.size(), range,
+                                                         stats ? *stats : own);
+  if (!h) return "";
+  std::array<int64_t, Histogram10::kBins> counts{};
+  for (double x : a.values) {
+    const int idx = h->bin(x);
+    if (idx >= 0) ++counts[static_cast<size_t>(idx)];
+  }
+  return h->str(counts);
+}
+
+void log_output_stats(const std::string& stats_line, bool info_hist, size_t size,
+                      const std::function<std::string()>& values_text,
+                      const std::function<std::string()>& histogram) {
+  logger().info("{}", stats_line);
   Logger::Indent indent;
   const Severity severity = info_hist ? Severity::kInfo : Severity::kVerbose;
   if (!logger().enabled(severity)) return;
   constexpr size_t kSmallOutputThreshold = 100;
-  if (a.size() <= kSmallOutputThreshold) {
-    std::string text = values ? numpy_array_str(*values) : numpy_array_str(a.to_tensor());
+  if (size <= kSmallOutputThreshold) {
+    const std::string text = values_text();
     std::string block = "    ";
     for (char c : text) {
       block.push_back(c);
@@ -305,8 +222,24 @@ void log_output_stats(const NumArray& a, bool info_hist, const std::string& name
     }
     logger().log(severity, "---- Values ----\n" + block);
   }
-  std::string histogram = str_histogram(a, hist_range, stats);
-  if (!histogram.empty()) logger().log(severity, histogram);
+  const std::string hist = histogram();
+  if (!hist.empty()) logger().log(severity, hist);
+}
+
+void log_output_stats(const NumArray& a, bool info_hist, const std::string& name,
+                      std::optional<std::pair<double, double>> hist_range, const Tensor* values,
+                      const BasicStats* stats, const OrderStats* order) {
+  const bool want_order = order == nullptr;
+  const FusedStats own = compute_fused_stats(
+      NumArraySource(a),
+      {StreamRequest{want_order, want_order && a.kind != NumKind::kBool ? kReportQuantiles
+                                                                        : std::vector<double>{}}});
+  if (!stats) stats = &own.basic[0];
+  if (!order) order = &own.order[0];
+  log_output_stats(
+      str_output_stats(a, name, *stats, *order), info_hist, a.size(),
+      [&] { return values ? numpy_array_str(*values) : numpy_array_str(a.to_tensor()); },
+      [&] { return str_histogram(a, hist_range, stats); });
 }
 
 }  // namespace parity

@@ -2,6 +2,8 @@
 // (comparator/util.py: str_output_stats, str_histogram, log_output_stats).
 #pragma once
 
+#include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,23 +54,40 @@ struct BasicStats {
 
 BasicStats compute_basic_stats(const NumArray& a);
 
-// Order statistics (median, quantiles) on a private copy of the data, partitioned in place.
-// Each selection narrows the next: positions already selected stay partition points, so the
-// median, p90, p95 and p99 of one array cost about 1.7 selections over it, not 4.
-class OrderStats {
+// The median and quantiles of an array (comparator/fused_stats.h selects them exactly, without
+// sorting or copying the data).
+struct OrderStats {
+  double median = 0;  // 0 when empty, NaN when any value is NaN
+  // (q, value) for each quantile computed: NumPy's linear method; +inf when empty, NaN with NaN.
+  std::vector<std::pair<double, double>> quantiles;
+  // The value of a quantile computed; throws parity::Error for one that was not.
+  double quantile(double q) const;
+};
+
+// The median and the given quantiles of `a`.
+OrderStats compute_order_stats(const NumArray& a, const std::vector<double>& quantiles);
+// The quantiles Polygraphy prints for every array.
+inline const std::vector<double> kReportQuantiles = {0.9, 0.95, 0.99};
+
+// np.histogram(bins=10) as Polygraphy's str_histogram draws it: the range, edges and binning
+// rule (in float32 for float32 data) apart from the counting, so that streams can be counted.
+class Histogram10 {
  public:
-  explicit OrderStats(const NumArray& a);
-  double median();              // 0 when empty, NaN when any value is NaN
-  double quantile(double q);    // NumPy's linear method; +inf when empty, NaN with any NaN
+  static constexpr int kBins = 10;
+  // Nothing to show (nullopt): bool data, or a range NumPy rejects (logged at VERBOSE as
+  // Polygraphy does). Without `range`, the data's own min and max (`stats`) when not empty.
+  static std::optional<Histogram10> make(NumKind kind, size_t size,
+                                         std::optional<std::pair<double, double>> range,
+                                         const BasicStats& stats);
+  // The bin of x, -1 outside the range (and for NaN).
+  int bin(double x) const;
+  // The "---- Histogram ----" block (no trailing newline); empty when every count is 0.
+  std::string str(const std::array<int64_t, kBins>& counts) const;
 
  private:
-  double interpolated(double pos, bool numpy_lerp);
-  // Puts the k-th smallest value at position k (between the selected positions around it).
-  void select(size_t k);
-  std::vector<double> sorted_;
-  std::vector<size_t> selected_;  // sorted positions that hold their order statistic
-  NumKind kind_;
-  bool has_nan_ = false;
+  double first_ = 0, last_ = 1, norm_ = 0;
+  double edges_[kBins + 1] = {};
+  bool single_ = false;
 };
 
 // "(0, 3)" for a flat index in `shape`; "0" for an empty array (Polygraphy's zero-on-empty).
@@ -79,7 +98,10 @@ std::string unravel_index_str(int64_t flat, const Shape& shape, size_t size);
 std::string str_output_stats(const NumArray& a, const std::string& name);
 // The same from statistics the caller already has (saves passes over the data).
 std::string str_output_stats(const NumArray& a, const std::string& name, const BasicStats& s,
-                             OrderStats& order);
+                             const OrderStats& order);
+// The same for an array known by its kind, shape and size only (a stream never stored).
+std::string str_output_stats(NumKind kind, const Shape& shape, size_t size,
+                             const std::string& name, const BasicStats& s, const OrderStats& order);
 
 // The 10-bin "---- Histogram ----" block (no trailing newline); empty when there is nothing to
 // show (bool data, no elements, a range NumPy rejects).
@@ -93,6 +115,11 @@ std::string str_histogram(const NumArray& a, std::optional<std::pair<double, dou
 void log_output_stats(const NumArray& a, bool info_hist, const std::string& name,
                       std::optional<std::pair<double, double>> hist_range = std::nullopt,
                       const Tensor* values = nullptr, const BasicStats* stats = nullptr,
-                      OrderStats* order = nullptr);
+                      const OrderStats* order = nullptr);
+// The same from a ready stats line: the values (when there are at most 100) and the histogram
+// are asked for only when they will be printed.
+void log_output_stats(const std::string& stats_line, bool info_hist, size_t size,
+                      const std::function<std::string()>& values_text,
+                      const std::function<std::string()>& histogram);
 
 }  // namespace parity

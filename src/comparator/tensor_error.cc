@@ -6,6 +6,8 @@
 #include <limits>
 #include <mutex>
 
+#include "comparator/compare_internal.h"
+#include "comparator/fused_stats.h"
 #include "comparator/numeric.h"
 #include "comparator/stats.h"
 #include "core/thread_pool.h"
@@ -14,149 +16,11 @@ namespace parity {
 
 namespace {
 
-// NumPy's machine epsilon for float64, which Polygraphy adds to exact zeros of the reference.
-constexpr double kZeroEpsilon = 2.220446049250313e-16;
-// The chunking of compute_basic_stats (stats.cc): the same chunks summed in the same order give
-// the same mean to the last bit as CompareFunc.simple.
-constexpr int64_t kGrain = 1 << 16;
-// Elements converted to double at a time (the four blocks of a chunk stay in the L1 cache).
-constexpr int64_t kBlock = 1024;
+// The chunking and block size of the fused statistics (fused_stats.h): the same chunks summed in
+// the same lanes give the same mean to the last bit as CompareFunc.simple.
+constexpr int64_t kGrain = kStatsGrain;
+constexpr int64_t kBlock = kStatsBlock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Reads elements of any numeric type as double, a block at a time. int4/uint4 (packed) are
-// converted whole once; every other type is read in place.
-class ElementReader {
- public:
-  explicit ElementReader(const Tensor& t) : dtype_(t.dtype()), data_(t.raw_data()) {
-    if (dtype_ == DataType::kInt4 || dtype_ == DataType::kUInt4) {
-      converted_ = tensor_to_doubles(t);
-      data_ = converted_.data();
-      dtype_ = DataType::kFloat64;
-    }
-  }
-
-  void read(int64_t begin, int64_t n, double* out) const {
-    switch (dtype_) {
-      case DataType::kFloat32: copy<float>(begin, n, out); break;
-      case DataType::kFloat64: copy<double>(begin, n, out); break;
-      case DataType::kFloat16: copy<float16>(begin, n, out); break;
-      case DataType::kBFloat16: copy<bfloat16>(begin, n, out); break;
-      case DataType::kFloat8E4M3FN: copy<float8e4m3fn>(begin, n, out); break;
-      case DataType::kFloat8E4M3FNUZ: copy<float8e4m3fnuz>(begin, n, out); break;
-      case DataType::kFloat8E5M2: copy<float8e5m2>(begin, n, out); break;
-      case DataType::kFloat8E5M2FNUZ: copy<float8e5m2fnuz>(begin, n, out); break;
-      case DataType::kInt8: copy<int8_t>(begin, n, out); break;
-      case DataType::kInt16: copy<int16_t>(begin, n, out); break;
-      case DataType::kInt32: copy<int32_t>(begin, n, out); break;
-      case DataType::kInt64: copy<int64_t>(begin, n, out); break;
-      case DataType::kUInt8: copy<uint8_t>(begin, n, out); break;
-      case DataType::kUInt16: copy<uint16_t>(begin, n, out); break;
-      case DataType::kUInt32: copy<uint32_t>(begin, n, out); break;
-      case DataType::kUInt64: copy<uint64_t>(begin, n, out); break;
-      case DataType::kBool: copy<bool>(begin, n, out); break;
-      default: break;  // callers check dtype_is_numeric first
-    }
-  }
-
- private:
-  template <typename T>
-  void copy(int64_t begin, int64_t n, double* out) const {
-    const T* p = static_cast<const T*>(data_) + begin;
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_arithmetic_v<T>) out[i] = static_cast<double>(p[i]);
-      else out[i] = static_cast<double>(p[i].to_float());
-    }
-  }
-
-  DataType dtype_;
-  const void* data_;
-  std::vector<double> converted_;
-};
-
-// How the differences are formed: Polygraphy's kinds after cast_up.
-struct Kinds {
-  NumKind abs_kind, rel_kind;
-  bool both_bool, ref_floating, abs_f32, rel_f32;
-  double epsilon;
-  bool infinities_equal;
-
-  Kinds(DataType d0, DataType d1, bool inf_equal) {
-    const NumKind k0 = num_kind_after_cast_up(d0), k1 = num_kind_after_cast_up(d1);
-    both_bool = k0 == NumKind::kBool && k1 == NumKind::kBool;
-    abs_kind = both_bool ? NumKind::kBool : promote(k0, k1);
-    rel_kind = promote(abs_kind, k1);
-    if (rel_kind == NumKind::kBool || rel_kind == NumKind::kInt) rel_kind = NumKind::kFloat64;
-    ref_floating = k1 == NumKind::kFloat32 || k1 == NumKind::kFloat64;
-    abs_f32 = abs_kind == NumKind::kFloat32;
-    rel_f32 = rel_kind == NumKind::kFloat32;
-    epsilon = round_to_kind(kZeroEpsilon, k1);
-    infinities_equal = inf_equal;
-  }
-
-  // The same for a block (diff_block below).
-  void diff_block(const double* x, const double* y, int64_t n, double* abs, double* rel) const;
-
-  // compute_differences of compare_simple.cc, for one element.
-  void diff(double x, double y, double& abs, double& rel) const {
-    double a;
-    if (both_bool) {
-      a = static_cast<double>((x != 0) != (y != 0));
-    } else {
-      a = std::fabs(x - y);
-      if (abs_f32) a = static_cast<double>(static_cast<float>(a));
-    }
-    if (infinities_equal && std::isinf(x) && x == y) a = 0;
-    double ref = y;
-    if (ref_floating && ref == 0) ref = epsilon;
-    double r = a / std::fabs(ref);
-    if (rel_f32) r = static_cast<double>(static_cast<float>(r));
-    abs = a;
-    rel = r;
-  }
-};
-
-// Simple loops, one concern each, that the compiler vectorises (AVX2 where the CPU has it: the
-// division dominates). Float inputs are widened to double exactly, element by element.
-template <typename T>
-__attribute__((always_inline)) inline void diff_body(const Kinds& k, const T* x, const T* y,
-                                                     int64_t n, double* abs, double* rel) {
-  auto d = [](T v) { return static_cast<double>(v); };
-  if (k.both_bool) {
-    for (int64_t i = 0; i < n; ++i) abs[i] = static_cast<double>((x[i] != 0) != (y[i] != 0));
-  } else {
-    for (int64_t i = 0; i < n; ++i) abs[i] = std::fabs(d(x[i]) - d(y[i]));
-    if (k.abs_f32)
-      for (int64_t i = 0; i < n; ++i) abs[i] = static_cast<double>(static_cast<float>(abs[i]));
-  }
-  if (k.infinities_equal)
-    for (int64_t i = 0; i < n; ++i)
-      if (std::isinf(d(x[i])) && x[i] == y[i]) abs[i] = 0;
-  if (k.ref_floating) {
-    const double eps = k.epsilon;
-    for (int64_t i = 0; i < n; ++i) rel[i] = y[i] == 0 ? eps : std::fabs(d(y[i]));
-    for (int64_t i = 0; i < n; ++i) rel[i] = abs[i] / rel[i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) rel[i] = abs[i] / std::fabs(d(y[i]));
-  }
-  if (k.rel_f32)
-    for (int64_t i = 0; i < n; ++i) rel[i] = static_cast<double>(static_cast<float>(rel[i]));
-}
-
-__attribute__((target_clones("avx2", "default"))) void diff_block_f64(
-    const Kinds& k, const double* x, const double* y, int64_t n, double* abs, double* rel) {
-  diff_body(k, x, y, n, abs, rel);
-}
-
-// float32 against float32, the common case, read in place.
-__attribute__((target_clones("avx2", "default"))) void diff_block_f32(
-    const Kinds& k, const float* x, const float* y, int64_t n, double* abs, double* rel) {
-  diff_body(k, x, y, n, abs, rel);
-}
-
-void Kinds::diff_block(const double* x, const double* y, int64_t n, double* abs,
-                       double* rel) const {
-  diff_block_f64(*this, x, y, n, abs, rel);
-}
 
 // Order-free reductions of a block: maxima, NaN counts, mismatches. The differences are never
 // negative, so their bit patterns order as integers do, which vectorises (a NaN pattern may win
@@ -217,8 +81,8 @@ int exponent_bin(double v) {
 
 // The shared state of one pass.
 struct Pass {
-  explicit Pass(const Kinds& k) : kinds(k) {}
-  const Kinds& kinds;
+  explicit Pass(const DiffRules& k) : kinds(k) {}
+  const DiffRules& kinds;
   double abs_tol = 0, rel_tol = 0, inv_abs_tol = 0, inv_rel_tol = 0;
   double shift_abs = 0, shift_rel = 0;
   bool elemwise_ratio = false;
@@ -243,7 +107,8 @@ void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int
   double x[kBlock], y[kBlock], abs[kBlock], rel[kBlock];
   std::array<int64_t, ErrorProfile::kBins> abs_hist{}, rel_hist{};
   std::vector<float> heat(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
-  const Kinds& k = pass.kinds;
+  const DiffRules& k = pass.kinds;
+  LaneSum sum_abs, sum_rel;
   // Position in the last two dims, advanced element by element (no division per element).
   int64_t w = 0, h = 0;
   if (pass.heat_rows > 0) {
@@ -253,17 +118,15 @@ void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int
   for (int64_t b = begin; b < end; b += kBlock) {
     const int64_t n = std::min(kBlock, end - b);
     if (pass.float_inputs) {
-      diff_block_f32(k, pass.f0 + b, pass.f1 + b, n, abs, rel);
+      k.diff_block(pass.f0 + b, pass.f1 + b, n, abs, rel);
     } else {
       r0.read(b, n, x);
       r1.read(b, n, y);
       k.diff_block(x, y, n, abs, rel);
     }
-    // The sums of the means in element order (compute_basic_stats' bits); the rest in any order.
-    for (int64_t i = 0; i < n; ++i) {
-      p.sum_abs += abs[i] - pass.shift_abs;
-      p.sum_rel += rel[i] - pass.shift_rel;
-    }
+    // The sums of the means in the lanes of the fused statistics; the rest in any order.
+    add_shifted(sum_abs, abs, n, pass.shift_abs);
+    add_shifted(sum_rel, rel, n, pass.shift_rel);
     const BlockCounts c = count_block(abs, rel, n, pass.abs_tol, pass.rel_tol,
                                       pass.inv_abs_tol, pass.inv_rel_tol);
     if (n > 0) {
@@ -304,6 +167,8 @@ void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int
       }
     }
   }
+  p.sum_abs = sum_abs.total();
+  p.sum_rel = sum_rel.total();
   if (!pass.profile) return;
   // Counts and maxima do not depend on the order of merging.
   std::lock_guard<std::mutex> lock(pass.merge_mutex);
@@ -341,28 +206,22 @@ void set_heat_geometry(Pass& pass, const Shape& shape, ErrorProfile& profile) {
   profile.heat.assign(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
 }
 
-// The median and quantile need the differences themselves.
-void order_stats(TensorErrorStats& s, const Tensor& out0, const Tensor& out1, const Kinds& kinds,
-                 ErrorStat stat, double quantile) {
-  NumArray abs{std::vector<double>(static_cast<size_t>(s.count)), kinds.abs_kind, s.shape0};
-  NumArray rel{std::vector<double>(static_cast<size_t>(s.count)), kinds.rel_kind, s.shape0};
-  const ElementReader r0(out0), r1(out1);
-  double x[kBlock], y[kBlock];
-  for (int64_t b = 0; b < s.count; b += kBlock) {
-    const int64_t n = std::min(kBlock, s.count - b);
-    r0.read(b, n, x);
-    r1.read(b, n, y);
-    for (int64_t i = 0; i < n; ++i)
-      kinds.diff(x[i], y[i], abs.values[static_cast<size_t>(b + i)],
-                 rel.values[static_cast<size_t>(b + i)]);
-  }
-  OrderStats abs_order(abs), rel_order(rel);
+// The median or quantile, selected from the differences without storing them.
+void order_stats(TensorErrorStats& s, const Tensor& out0, const Tensor& out1,
+                 const DiffRules& rules, ErrorStat stat, double quantile) {
+  const PairStreams pair(out0, out1, rules, false);
+  StreamRequest request;
+  request.median = stat == ErrorStat::kMedian;
+  if (stat == ErrorStat::kQuantile) request.quantiles = {quantile};
+  const FusedStats stats = compute_fused_stats(pair, {request, request});
+  const OrderStats& abs = stats.order[static_cast<size_t>(pair.abs_stream())];
+  const OrderStats& rel = stats.order[static_cast<size_t>(pair.rel_stream())];
   if (stat == ErrorStat::kMedian) {
-    s.median_abs = abs_order.median();
-    s.median_rel = rel_order.median();
+    s.median_abs = abs.median;
+    s.median_rel = rel.median;
   } else {
-    s.quantile_abs = abs_order.quantile(quantile);
-    s.quantile_rel = rel_order.quantile(quantile);
+    s.quantile_abs = abs.quantile(quantile);
+    s.quantile_rel = rel.quantile(quantile);
   }
 }
 
@@ -424,7 +283,7 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
     return s;
   }
 
-  const Kinds kinds(out0.dtype(), out1.dtype(), options.infinities_compare_equal);
+  const DiffRules kinds(out0.dtype(), out1.dtype(), options.infinities_compare_equal);
   const double atol = options.atol.get(name, 1e-5), rtol = options.rtol.get(name, 1e-5);
   const ErrorStat stat = options.check_error_stat.get(name, ErrorStat::kElemwise);
   const ElementReader r0(out0), r1(out1);

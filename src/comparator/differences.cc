@@ -1,0 +1,206 @@
+// Polygraphy's absolute and relative differences (DiffRules) and the block reader of elements
+// of any numeric type, shared by CompareFunc.simple and the layer-wise fused pass.
+#include <cmath>
+#include <type_traits>
+
+#include "comparator/compare_internal.h"
+#include "comparator/numeric.h"
+
+namespace parity {
+
+namespace {
+
+// NumPy's machine epsilon for float64, which Polygraphy adds to exact zeros of the reference.
+constexpr double kZeroEpsilon = 2.220446049250313e-16;
+
+// Simple loops, one concern each, that the compiler vectorises (AVX2 where the CPU has it: the
+// division dominates). Inputs are widened to V (exactly); A and R are the stored types.
+template <typename T, typename V>
+__attribute__((always_inline)) inline void diff_body(const DiffRules& k, const T* x, const T* y,
+                                                     int64_t n, V* abs, V* rel) {
+  auto d = [](T v) { return static_cast<V>(v); };
+  if (k.both_bool) {
+    for (int64_t i = 0; i < n; ++i) abs[i] = static_cast<V>((x[i] != 0) != (y[i] != 0));
+  } else {
+    for (int64_t i = 0; i < n; ++i) abs[i] = std::fabs(d(x[i]) - d(y[i]));
+    if (k.abs_f32 && !std::is_same_v<V, float>)
+      for (int64_t i = 0; i < n; ++i) abs[i] = static_cast<V>(static_cast<float>(abs[i]));
+  }
+  if (k.infinities_equal)
+    for (int64_t i = 0; i < n; ++i)
+      if (std::isinf(d(x[i])) && x[i] == y[i]) abs[i] = 0;
+  if (k.ref_floating) {
+    const V eps = static_cast<V>(k.epsilon);
+    for (int64_t i = 0; i < n; ++i) rel[i] = y[i] == 0 ? eps : std::fabs(d(y[i]));
+    for (int64_t i = 0; i < n; ++i) rel[i] = abs[i] / rel[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) rel[i] = abs[i] / std::fabs(d(y[i]));
+  }
+  if (k.rel_f32 && !std::is_same_v<V, float>)
+    for (int64_t i = 0; i < n; ++i) rel[i] = static_cast<V>(static_cast<float>(rel[i]));
+}
+
+__attribute__((target_clones("avx2", "default"))) void diff_f64(
+    const DiffRules& k, const double* x, const double* y, int64_t n, double* abs, double* rel) {
+  diff_body(k, x, y, n, abs, rel);
+}
+
+__attribute__((target_clones("avx2", "default"))) void diff_f32_to_f64(
+    const DiffRules& k, const float* x, const float* y, int64_t n, double* abs, double* rel) {
+  diff_body(k, x, y, n, abs, rel);
+}
+
+__attribute__((target_clones("avx2", "default"))) void diff_f32(
+    const DiffRules& k, const float* x, const float* y, int64_t n, float* abs, float* rel) {
+  diff_body(k, x, y, n, abs, rel);
+}
+
+template <typename T>
+void widen(const void* data, int64_t begin, int64_t n, double* out) {
+  const T* p = static_cast<const T*>(data) + begin;
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_arithmetic_v<T>) out[i] = static_cast<double>(p[i]);
+    else out[i] = static_cast<double>(p[i].to_float());
+  }
+}
+
+}  // namespace
+
+DiffRules::DiffRules(DataType dtype0, DataType dtype1, bool inf_equal)
+    : kind0(num_kind_after_cast_up(dtype0)), kind1(num_kind_after_cast_up(dtype1)) {
+  both_bool = kind0 == NumKind::kBool && kind1 == NumKind::kBool;
+  abs_kind = both_bool ? NumKind::kBool : promote(kind0, kind1);
+  rel_kind = promote(abs_kind, kind1);
+  if (rel_kind == NumKind::kBool || rel_kind == NumKind::kInt) rel_kind = NumKind::kFloat64;
+  ref_floating = kind1 == NumKind::kFloat32 || kind1 == NumKind::kFloat64;
+  abs_f32 = abs_kind == NumKind::kFloat32;
+  rel_f32 = rel_kind == NumKind::kFloat32;
+  epsilon = round_to_kind(kZeroEpsilon, kind1);
+  infinities_equal = inf_equal;
+  float_pair = dtype0 == DataType::kFloat32 && dtype1 == DataType::kFloat32;
+}
+
+void DiffRules::diff(double x, double y, double& abs, double& rel) const {
+  diff_block(&x, &y, 1, &abs, &rel);
+}
+
+void DiffRules::diff_block(const double* x, const double* y, int64_t n, double* abs,
+                           double* rel) const {
+  diff_f64(*this, x, y, n, abs, rel);
+}
+
+void DiffRules::diff_block(const float* x, const float* y, int64_t n, double* abs,
+                           double* rel) const {
+  diff_f32_to_f64(*this, x, y, n, abs, rel);
+}
+
+void DiffRules::diff_block(const float* x, const float* y, int64_t n, float* abs,
+                           float* rel) const {
+  diff_f32(*this, x, y, n, abs, rel);
+}
+
+ElementReader::ElementReader(const Tensor& t) : dtype_(t.dtype()), data_(t.raw_data()) {
+  if (dtype_ == DataType::kInt4 || dtype_ == DataType::kUInt4) {
+    converted_ = tensor_to_doubles(t);
+    data_ = converted_.data();
+    dtype_ = DataType::kFloat64;
+  }
+}
+
+void ElementReader::read(int64_t begin, int64_t n, double* out) const {
+  switch (dtype_) {
+    case DataType::kFloat32: widen<float>(data_, begin, n, out); break;
+    case DataType::kFloat64: widen<double>(data_, begin, n, out); break;
+    case DataType::kFloat16: widen<float16>(data_, begin, n, out); break;
+    case DataType::kBFloat16: widen<bfloat16>(data_, begin, n, out); break;
+    case DataType::kFloat8E4M3FN: widen<float8e4m3fn>(data_, begin, n, out); break;
+    case DataType::kFloat8E4M3FNUZ: widen<float8e4m3fnuz>(data_, begin, n, out); break;
+    case DataType::kFloat8E5M2: widen<float8e5m2>(data_, begin, n, out); break;
+    case DataType::kFloat8E5M2FNUZ: widen<float8e5m2fnuz>(data_, begin, n, out); break;
+    case DataType::kInt8: widen<int8_t>(data_, begin, n, out); break;
+    case DataType::kInt16: widen<int16_t>(data_, begin, n, out); break;
+    case DataType::kInt32: widen<int32_t>(data_, begin, n, out); break;
+    case DataType::kInt64: widen<int64_t>(data_, begin, n, out); break;
+    case DataType::kUInt8: widen<uint8_t>(data_, begin, n, out); break;
+    case DataType::kUInt16: widen<uint16_t>(data_, begin, n, out); break;
+    case DataType::kUInt32: widen<uint32_t>(data_, begin, n, out); break;
+    case DataType::kUInt64: widen<uint64_t>(data_, begin, n, out); break;
+    case DataType::kBool: widen<bool>(data_, begin, n, out); break;
+    default: break;  // callers check dtype_is_numeric first
+  }
+}
+
+PairStreams::PairStreams(const Tensor& out0, const Tensor& out1, const DiffRules& rules,
+                         bool with_outputs, double atol, double rtol)
+    : rules_(rules),
+      r0_(out0),
+      r1_(out1),
+      size_(out0.numel()),
+      with_outputs_(with_outputs),
+      abs_tol_(round_to_kind(atol, rules.abs_kind)),
+      rel_tol_(round_to_kind(rtol, rules.rel_kind)) {
+  if (rules.float_pair) {
+    f0_ = out0.data<float>();
+    f1_ = out1.data<float>();
+  }
+}
+
+NumKind PairStreams::kind(int stream) const {
+  const int diff = stream - (with_outputs_ ? 2 : 0);
+  if (diff == 0) return rules_.abs_kind;
+  if (diff == 1) return rules_.rel_kind;
+  return stream == 0 ? rules_.kind0 : rules_.kind1;
+}
+
+void PairStreams::read(int64_t begin, int64_t n, StreamBlock& b) const {
+  const int a = abs_stream(), r = rel_stream();
+  if (f0_) {
+    const float* x = f0_ + begin;
+    const float* y = f1_ + begin;
+    if (with_outputs_) b.f[0] = x, b.f[1] = y;
+    rules_.diff_block(x, y, n, b.fbuf[a], b.fbuf[r]);
+    b.f[a] = b.fbuf[a];
+    b.f[r] = b.fbuf[r];
+    return;
+  }
+  r0_.read(begin, n, b.x);
+  r1_.read(begin, n, b.y);
+  rules_.diff_block(b.x, b.y, n, b.dbuf[a], b.dbuf[r]);
+  // Streams of float32 kinds are read as float (their values are exact in float32).
+  auto place = [&](int s, const double* v) {
+    if (kind(s) != NumKind::kFloat32) {
+      b.d[s] = v;
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) b.fbuf[s][i] = static_cast<float>(v[i]);
+    b.f[s] = b.fbuf[s];
+  };
+  if (with_outputs_) place(0, b.x), place(1, b.y);
+  place(a, b.dbuf[a]);
+  place(r, b.dbuf[r]);
+}
+
+void PairStreams::count(const StreamBlock& b, int64_t n, int64_t* counts) const {
+  const int a = abs_stream(), r = rel_stream();
+  auto value = [&](int s, int64_t i) {
+    return kind(s) == NumKind::kFloat32 ? static_cast<double>(b.f[s][i]) : b.d[s][i];
+  };
+  int64_t beyond = 0;
+  if (f0_) {  // the common case, vectorisable
+    const float* av = b.f[a];
+    const float* rv = b.f[r];
+    const double at = abs_tol_, rt = rel_tol_;
+    for (int64_t i = 0; i < n; ++i)
+      beyond += !(static_cast<double>(av[i]) <= at) & !(static_cast<double>(rv[i]) <= rt);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      beyond += !(value(a, i) <= abs_tol_) & !(value(r, i) <= rel_tol_);
+  }
+  counts[0] += beyond;
+  if (!with_outputs_ || !rules_.ref_floating) return;
+  int64_t zeros = 0;
+  for (int64_t i = 0; i < n; ++i) zeros += value(1, i) == 0;
+  counts[1] += zeros;
+}
+
+}  // namespace parity
