@@ -11,6 +11,8 @@
 // double, so fused multiply-adds give the same bits as separate ones (double inputs multiply
 // and add separately).
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "backend/ref/ops/conv_util.h"
 #include "backend/ref/ops/gemm_kernel.h"
@@ -90,36 +92,55 @@ struct WindowStart {
 // dilated tap position.
 struct TapOffset {
   int64_t channel, d, h, w;
+  int64_t kw;  // the kernel column, which alone decides where a row of positions is in bounds
 };
 
 // Consecutive output positions of one output row, inside one panel of kGemmNR positions: their
 // windows start at (d, h, w + q * stride) for q < len, and they sit at index `first` of the
-// tile.
+// tile. bounds[kw] = the positions [lo, hi) of the run whose input column, for kernel column kw,
+// lies inside the input row (worked out once per tile, so packing needs no division).
 struct PositionRun {
   int64_t first, len, d, h, w;
+  std::vector<std::pair<int64_t, int64_t>> bounds;
 };
 
 // The runs of the tile's positions (window starts `starts`, `len` of them).
 void position_runs(const WindowGeometry& g, const WindowStart* starts, int64_t len,
                    std::vector<PositionRun>& runs) {
-  runs.clear();
+  const int64_t sw = g.strides[2], in_w = g.in[2];
+  size_t count = 0;
   for (int64_t i = 0; i < len; ++i) {
     const WindowStart& s = starts[i];
-    if (!runs.empty() && i % kGemmNR != 0) {
-      PositionRun& r = runs.back();
-      if (r.d == s.d && r.h == s.h && r.w + r.len * g.strides[2] == s.w) {
+    if (count > 0 && i % kGemmNR != 0) {
+      PositionRun& r = runs[count - 1];
+      if (r.d == s.d && r.h == s.h && r.w + r.len * sw == s.w) {
         ++r.len;
         continue;
       }
     }
-    runs.push_back({i, 1, s.d, s.h, s.w});
+    if (runs.size() == count) runs.emplace_back();  // (keeps the bounds' storage when reused)
+    PositionRun& r = runs[count++];
+    r.first = i;
+    r.len = 1;
+    r.d = s.d;
+    r.h = s.h;
+    r.w = s.w;
+  }
+  runs.resize(count);
+  for (PositionRun& r : runs) {
+    r.bounds.resize(static_cast<size_t>(g.kernel[2]));
+    for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+      const int64_t iw0 = r.w + kw * g.dilations[2];
+      const int64_t hi = iw0 > in_w - 1 ? 0 : std::min(r.len, (in_w - 1 - iw0) / sw + 1);
+      const int64_t lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
+      r.bounds[kw] = {std::min(lo, hi), hi};
+    }
   }
 }
 
 // The im2col rows [k0, k0 + kc) for the tile's positions (`runs`, `len` in all), packed in
 // panels of kGemmNR positions (k-major within a panel); padding reads 0. Panels are written one
-// after the other, and per row and run the bounds are worked out once, so the copy itself is a
-// plain strided read and a sequential write.
+// after the other, so the copy is a strided read and a sequential write.
 void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* rows, int64_t kc,
                   const std::vector<PositionRun>& runs, int64_t len, double* packed) {
   const int64_t sw = g.strides[2], in_w = g.in[2];
@@ -133,18 +154,15 @@ void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* row
       const TapOffset& t = rows[k];
       for (size_t ri = r0; ri < r1; ++ri) {
         const PositionRun& r = runs[ri];
-        const int64_t id = r.d + t.d, ih = r.h + t.h, iw0 = r.w + t.w;
+        const int64_t id = r.d + t.d, ih = r.h + t.h;
         int64_t lo = 0, hi = 0;  // the run's positions [lo, hi) read inside the input row
         if (static_cast<uint64_t>(id) < static_cast<uint64_t>(g.in[0]) &&
-            static_cast<uint64_t>(ih) < static_cast<uint64_t>(g.in[1])) {
-          lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
-          hi = iw0 > in_w - 1 ? 0 : std::min(r.len, (in_w - 1 - iw0) / sw + 1);
-          lo = std::min(lo, hi);
-        }
+            static_cast<uint64_t>(ih) < static_cast<uint64_t>(g.in[1]))
+          std::tie(lo, hi) = r.bounds[t.kw];
         double* out = dst + (r.first - i0);
         for (int64_t q = 0; q < lo; ++q) out[q] = 0.0;
         if (lo < hi) {
-          const double* src = x + t.channel + (id * g.in[1] + ih) * in_w + iw0;
+          const double* src = x + t.channel + (id * g.in[1] + ih) * in_w + r.w + t.w;
           if (sw == 1)
             for (int64_t q = lo; q < hi; ++q) out[q] = src[q];
           else
@@ -223,7 +241,7 @@ class Conv : public Kernel {
       const int64_t tap = k % taps;
       rows[k] = {k / taps * in_plane, tap / (g.kernel[1] * g.kernel[2]) * g.dilations[0],
                  tap / g.kernel[2] % g.kernel[1] * g.dilations[1],
-                 tap % g.kernel[2] * g.dilations[2]};
+                 tap % g.kernel[2] * g.dilations[2], tap % g.kernel[2]};
     }
     std::vector<WindowStart> starts(static_cast<size_t>(positions));
     for (int64_t p = 0; p < positions; ++p)

@@ -10,9 +10,9 @@
 // any CPU, whichever code path the kernel takes.
 //
 // Speed: B is packed once into panels of kGemmNR columns (each panel k rows), before the run
-// when B is a constant; a work item (batch, block of rows, block of column panels) packs its
-// rows of A kGemmKc values of k at a time and lets the micro-kernel accumulate into a C block
-// that stays in L2.
+// when B is a constant; A is packed likewise in panels of kGemmMR rows, once per product; a
+// work item (batch, block of rows, block of column panels) lets the micro-kernel accumulate
+// kGemmKc values of k at a time into a C block that stays in L2.
 #pragma once
 
 #include <algorithm>
@@ -97,13 +97,27 @@ void multiply_blocks(int64_t batches, int64_t m, const PackedB<Acc>& b,
   const int64_t k = b.k, n = b.n;
   if (batches == 0 || m == 0 || n == 0) return;
   const GemmTiling tl = gemm_tiling(m, b.panels, whole_rows);
+  // A, every batch, converted and packed once in panels of kGemmMR rows over the whole k (as B),
+  // so the column blocks of a row block share it.
+  const int64_t m_panels = (m + kGemmMR - 1) / kGemmMR, a_panel_size = k * kGemmMR;
+  std::vector<Acc> a_packed(static_cast<size_t>(batches * m_panels * a_panel_size));
+  parallel_for(batches * m_panels, grain_for(a_panel_size), [&](int64_t first, int64_t last) {
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t t = item / m_panels, r0 = item % m_panels * kGemmMR;
+      Acc* panel = a_packed.data() + item * a_panel_size;
+      for (int64_t i = 0; i < kGemmMR; ++i) {
+        if (r0 + i < m)
+          for (int64_t p = 0; p < k; ++p) panel[p * kGemmMR + i] = get_a(t, r0 + i, p);
+        else
+          for (int64_t p = 0; p < k; ++p) panel[p * kGemmMR + i] = Acc(0);
+      }
+    }
+  });
   const int64_t blocks = tl.row_blocks * tl.col_blocks, ldc = tl.col_panels * kGemmNR;
-  const int64_t kc_max = std::clamp<int64_t>(k, 1, kGemmKc);
   parallel_for(batches * blocks, grain_for(tl.rows * ldc * std::max<int64_t>(k, 1)),
                [&](int64_t first, int64_t last) {
     // Reused by every call on this thread: no allocation per product once warm.
-    thread_local std::vector<Acc> a_pack, c_block;
-    a_pack.resize(static_cast<size_t>(tl.rows * kc_max));
+    thread_local std::vector<Acc> c_block;
     c_block.resize(static_cast<size_t>(tl.rows * ldc));
     for (int64_t item = first; item < last; ++item) {
       const int64_t t = item / blocks, rb = item % blocks / tl.col_blocks;
@@ -114,24 +128,15 @@ void multiply_blocks(int64_t batches, int64_t m, const PackedB<Acc>& b,
       const int64_t j0 = jp0 * kGemmNR, cols = std::min(n - j0, col_panels * kGemmNR);
       Acc* c = c_block.data();
       std::fill(c, c + row_panels * kGemmMR * ldc, Acc(0));
+      const Acc* am = a_packed.data() + (t * m_panels + r0 / kGemmMR) * a_panel_size;
       const Acc* bm = b.matrix(b_index[t]) + jp0 * k * kGemmNR;
       for (int64_t k0 = 0; k0 < k; k0 += kGemmKc) {
         const int64_t kc = std::min(kGemmKc, k - k0);
-        for (int64_t ip = 0; ip < row_panels; ++ip) {
-          Acc* panel = a_pack.data() + ip * kc * kGemmMR;
-          for (int64_t i = 0; i < kGemmMR; ++i) {
-            const int64_t r = ip * kGemmMR + i;
-            if (r < rows)
-              for (int64_t p = 0; p < kc; ++p) panel[p * kGemmMR + i] = get_a(t, r0 + r, k0 + p);
-            else
-              for (int64_t p = 0; p < kc; ++p) panel[p * kGemmMR + i] = Acc(0);
-          }
-        }
         if constexpr (std::is_same_v<Acc, double>)
-          gemm_panels(kc, a_pack.data(), kc * kGemmMR, row_panels, bm + k0 * kGemmNR,
+          gemm_panels(kc, am + k0 * kGemmMR, a_panel_size, row_panels, bm + k0 * kGemmNR,
                       k * kGemmNR, col_panels, c, ldc, exact_products);
         else
-          gemm_panels(kc, a_pack.data(), kc * kGemmMR, row_panels, bm + k0 * kGemmNR,
+          gemm_panels(kc, am + k0 * kGemmMR, a_panel_size, row_panels, bm + k0 * kGemmNR,
                       k * kGemmNR, col_panels, c, ldc);
       }
       for (int64_t r = 0; r < rows; ++r) store(t, r0 + r, j0, cols, c + r * ldc);
