@@ -3,9 +3,9 @@
 // bandwidth yardstick). Compared:
 //   CompareTensors         the fused pass of layer-wise runs (every metric, statistics only)
 //   CompareTensorsProfile  the same with the report's histograms and heatmap
-//   CompareFuncSimple      Polygraphy's CompareFunc.simple with its report lines (logging off),
-//                          16 MiB only: it holds double copies of both outputs and of both
-//                          differences (about 16x the bytes of one output)
+//   CompareFuncSimple      Polygraphy's CompareFunc.simple with its report lines (logging off):
+//                          statistics, median and p90/p95/p99 of both outputs and both
+//                          differences (one fused pass plus radix selection passes)
 //
 //   build/bench/compare_throughput_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
@@ -69,6 +69,7 @@ void BM_CompareTensorsProfile(benchmark::State& state) { compare_tensors_bench(s
 
 void BM_CompareFuncSimple(benchmark::State& state) {
   const auto& [a, b] = outputs(state.range(0));
+  set_num_threads(static_cast<int>(state.range(1)));
   IterationResult r0{{}, std::nullopt, "r0"}, r1{{}, std::nullopt, "r1"};
   r0.outputs.set("out", a);
   r1.outputs.set("out", b);
@@ -80,6 +81,7 @@ void BM_CompareFuncSimple(benchmark::State& state) {
     benchmark::DoNotOptimize(r);
   }
   logger().set_severity(previous);
+  set_num_threads(0);
   state.SetBytesProcessed(state.iterations() * 2 * state.range(0));
 }
 
@@ -96,7 +98,10 @@ BENCHMARK(BM_CompareTensorsProfile)
     ->ArgsProduct({{k16MiB, k1GiB}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_CompareFuncSimple)->Arg(k16MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CompareFuncSimple)
+    ->ArgsProduct({{k16MiB, k1GiB}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace parity

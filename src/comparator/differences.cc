@@ -55,6 +55,15 @@ __attribute__((target_clones("avx2", "default"))) void diff_f32(
   diff_body(k, x, y, n, abs, rel);
 }
 
+// Elements beyond both tolerances ("not a <= tol" is "a > tol or a is NaN"), float32 pairs.
+__attribute__((target_clones("avx2", "default"))) int64_t count_beyond_f32(
+    const float* abs, const float* rel, int64_t n, float abs_tol, float rel_tol) {
+  int32_t beyond = 0;
+  for (int64_t i = 0; i < n; ++i)
+    beyond += static_cast<int32_t>(!(abs[i] <= abs_tol) & !(rel[i] <= rel_tol));
+  return beyond;
+}
+
 template <typename T>
 void widen(const void* data, int64_t begin, int64_t n, double* out) {
   const T* p = static_cast<const T*>(data) + begin;
@@ -186,12 +195,9 @@ void PairStreams::count(const StreamBlock& b, int64_t n, int64_t* counts) const 
     return kind(s) == NumKind::kFloat32 ? static_cast<double>(b.f[s][i]) : b.d[s][i];
   };
   int64_t beyond = 0;
-  if (f0_) {  // the common case, vectorisable
-    const float* av = b.f[a];
-    const float* rv = b.f[r];
-    const double at = abs_tol_, rt = rel_tol_;
-    for (int64_t i = 0; i < n; ++i)
-      beyond += !(static_cast<double>(av[i]) <= at) & !(static_cast<double>(rv[i]) <= rt);
+  if (f0_) {  // the common case; the tolerances are float32 values here
+    beyond = count_beyond_f32(b.f[a], b.f[r], n, static_cast<float>(abs_tol_),
+                              static_cast<float>(rel_tol_));
   } else {
     for (int64_t i = 0; i < n; ++i)
       beyond += !(value(a, i) <= abs_tol_) & !(value(r, i) <= rel_tol_);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 #include "core/thread_pool.h"
 
@@ -79,23 +80,22 @@ struct Extremes {
 
 template <typename T>
 __attribute__((always_inline)) inline Extremes<T> extremes_body(const T* v, int64_t n) {
+  // GCC vector extensions: 8 lanes, compare-and-select (x < m ? x : m skips NaN), NaN masks
+  // (-1 where x != x) subtracted into counters as wide as the values.
+  using Count = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  typedef T Vec __attribute__((vector_size(sizeof(T) * kLanes)));
+  typedef Count CountVec __attribute__((vector_size(sizeof(T) * kLanes)));
   constexpr T kInf = std::numeric_limits<T>::infinity();
-  T mn[kLanes], mx[kLanes];
-  int64_t nans[kLanes] = {};
+  Vec mn, mx;
+  CountVec nans = {};
   for (int j = 0; j < kLanes; ++j) mn[j] = kInf, mx[j] = -kInf;
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) {
-      const T x = v[i + j];
-      mn[j] = x < mn[j] ? x : mn[j];
-      mx[j] = x > mx[j] ? x : mx[j];
-      nans[j] += x != x;
-    }
-  for (int j = 0; i < n; ++i, ++j) {
-    const T x = v[i];
-    mn[j] = x < mn[j] ? x : mn[j];
-    mx[j] = x > mx[j] ? x : mx[j];
-    nans[j] += x != x;
+  for (; i + kLanes <= n; i += kLanes) {
+    Vec x;
+    std::memcpy(&x, v + i, sizeof x);
+    mn = x < mn ? x : mn;
+    mx = x > mx ? x : mx;
+    nans -= (x != x);
   }
   Extremes<T> e{kInf, -kInf, 0};
   for (int j = 0; j < kLanes; ++j) {
@@ -103,7 +103,32 @@ __attribute__((always_inline)) inline Extremes<T> extremes_body(const T* v, int6
     e.max = mx[j] > e.max ? mx[j] : e.max;
     e.nans += nans[j];
   }
+  for (; i < n; ++i) {
+    const T x = v[i];
+    e.min = x < e.min ? x : e.min;
+    e.max = x > e.max ? x : e.max;
+    e.nans += x != x;
+  }
   return e;
+}
+
+// The sum lanes alone (the same additions as sums_body's first lanes).
+template <typename T>
+__attribute__((always_inline)) inline void sum_body(const T* v, int64_t n, double shift,
+                                                    double* lane) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<double>(v[i + j]) - shift;
+  for (int j = 0; i < n; ++i, ++j) lane[j] += static_cast<double>(v[i]) - shift;
+}
+
+__attribute__((target_clones("avx2", "default"))) void sum_f32(const float* v, int64_t n,
+                                                                double shift, double* lane) {
+  sum_body(v, n, shift, lane);
+}
+__attribute__((target_clones("avx2", "default"))) void sum_f64(const double* v, int64_t n,
+                                                                double shift, double* lane) {
+  sum_body(v, n, shift, lane);
 }
 
 template <typename T>
@@ -216,10 +241,6 @@ struct StreamInfo {
   int key_bits = 64;
 };
 
-inline uint64_t key_at(const StreamBlock& b, int s, bool single, int64_t i) {
-  return single ? key_of(b.f[s][i]) : key_of(b.d[s][i]);
-}
-
 // Splits a refined node into the children that hold its ranks.
 void split(const Node& parent, const std::vector<uint64_t>& hist, std::vector<Node>& out) {
   size_t r = 0;
@@ -242,61 +263,132 @@ void split(const Node& parent, const std::vector<uint64_t>& hist, std::vector<No
   }
 }
 
+// The keys of a block and, for each, whether it lies in one of the node intervals [lo, lo + width]
+// (vectorised: the keys that matter are few).
+template <typename T, typename K>
+__attribute__((always_inline)) inline void candidates_body(const T* v, int64_t n, const K* lo,
+                                                           const K* width, size_t nodes, K* keys,
+                                                           K* hit) {
+  for (int64_t i = 0; i < n; ++i) keys[i] = key_of(v[i]);
+  for (int64_t i = 0; i < n; ++i) hit[i] = 0;
+  for (size_t m = 0; m < nodes; ++m) {
+    const K l = lo[m], w = width[m];
+    for (int64_t i = 0; i < n; ++i) hit[i] |= static_cast<K>(keys[i] - l) <= w;
+  }
+}
+
+__attribute__((target_clones("avx2", "default"))) void candidates_f32(
+    const float* v, int64_t n, const uint32_t* lo, const uint32_t* width, size_t nodes,
+    uint32_t* keys, uint32_t* hit) {
+  candidates_body(v, n, lo, width, nodes, keys, hit);
+}
+__attribute__((target_clones("avx2", "default"))) void candidates_f64(
+    const double* v, int64_t n, const uint64_t* lo, const uint64_t* width, size_t nodes,
+    uint64_t* keys, uint64_t* hit) {
+  candidates_body(v, n, lo, width, nodes, keys, hit);
+}
+
+// The nodes of one stream as key intervals, in the stream's key width.
+template <typename K>
+struct Intervals {
+  std::vector<size_t> node;  // index into the pass's nodes
+  std::vector<K> lo, width;
+};
+
+template <typename K>
+Intervals<K> intervals_of(const std::vector<Node>& nodes, int stream) {
+  constexpr int kBits = static_cast<int>(sizeof(K)) * 8;
+  Intervals<K> r;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& node = nodes[i];
+    if (node.stream != stream) continue;
+    const int rest = kBits - node.bits;
+    r.node.push_back(i);
+    r.lo.push_back(node.bits == 0 ? 0 : static_cast<K>(node.prefix << rest));
+    r.width.push_back(node.bits == 0 ? ~K{0} : static_cast<K>((K{1} << rest) - 1));
+  }
+  return r;
+}
+
+// Per work item: what a light pass collects before merging.
+struct Collected {
+  std::vector<std::vector<uint64_t>> keys, hist;
+};
+
+template <typename T, typename K>
+void collect_block(const T* v, int64_t n, const Intervals<K>& iv, const std::vector<Node>& nodes,
+                   Collected& out) {
+  constexpr int kBits = static_cast<int>(sizeof(K)) * 8;
+  alignas(64) K keys[kStatsBlock], hit[kStatsBlock];
+  if constexpr (sizeof(K) == 4)
+    candidates_f32(v, n, iv.lo.data(), iv.width.data(), iv.lo.size(), keys, hit);
+  else
+    candidates_f64(v, n, iv.lo.data(), iv.width.data(), iv.lo.size(), keys, hit);
+  // The hits' positions: groups of 8 without one skipped at once (hits are few), the rest
+  // without a branch per element (hits are irregular).
+  alignas(64) int32_t at[kStatsBlock];
+  int64_t hits = 0;
+  for (int64_t g = 0; g < n; g += 8) {
+    const int64_t end = std::min(n, g + 8);
+    K any = 0;
+    for (int64_t i = g; i < end; ++i) any |= hit[i];
+    if (!any) continue;
+    for (int64_t i = g; i < end; ++i) {
+      at[hits] = static_cast<int32_t>(i);
+      hits += hit[i] != 0;
+    }
+  }
+  for (int64_t h = 0; h < hits; ++h) {
+    const K key = keys[at[h]];
+    for (size_t m = 0; m < iv.lo.size(); ++m) {
+      if (static_cast<K>(key - iv.lo[m]) > iv.width[m]) continue;
+      const size_t k = iv.node[m];
+      const Node& node = nodes[k];
+      if (node.sub_bits == 0) {
+        out.keys[k].push_back(key);
+      } else {
+        const int rest = kBits - node.bits - node.sub_bits;
+        ++out.hist[k][(key >> rest) & ((uint64_t{1} << node.sub_bits) - 1)];
+      }
+      break;  // the intervals do not overlap
+    }
+  }
+}
+
 // One light pass over the data serving every pending node: gathers the keys of small nodes and
 // histograms the next bits of large ones.
 void serve_nodes(const StreamSource& src, const std::vector<StreamInfo>& info,
                  std::vector<Node>& nodes) {
   const int streams = src.streams();
-  std::vector<std::vector<size_t>> of_stream(static_cast<size_t>(streams));
-  for (size_t i = 0; i < nodes.size(); ++i)
-    of_stream[static_cast<size_t>(nodes[i].stream)].push_back(i);
-  // Filter on the top 16 key bits: a bit per bucket that some node of the stream lies in.
-  std::vector<std::vector<uint64_t>> filter(static_cast<size_t>(streams));
-  std::vector<char> match_all(static_cast<size_t>(streams), 0);
-  for (const Node& node : nodes) {
-    auto& f = filter[static_cast<size_t>(node.stream)];
-    f.resize(size_t{1} << (kRadixBits - 6));
-    if (node.bits < kRadixBits) match_all[static_cast<size_t>(node.stream)] = 1;
-    else {
-      const uint64_t top = node.prefix >> (node.bits - kRadixBits);
-      f[top >> 6] |= uint64_t{1} << (top & 63);
-    }
+  std::vector<Intervals<uint32_t>> iv32(static_cast<size_t>(streams));
+  std::vector<Intervals<uint64_t>> iv64(static_cast<size_t>(streams));
+  for (int s = 0; s < streams; ++s) {
+    if (info[static_cast<size_t>(s)].single) iv32[static_cast<size_t>(s)] = intervals_of<uint32_t>(nodes, s);
+    else iv64[static_cast<size_t>(s)] = intervals_of<uint64_t>(nodes, s);
   }
   std::mutex mutex;
   for_each_slab(src.size(), [&](int64_t begin, int64_t end, StreamBlock& b) {
-    std::vector<std::vector<uint64_t>> keys(nodes.size()), hist(nodes.size());
+    Collected c;
+    c.keys.resize(nodes.size());
+    c.hist.resize(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (nodes[i].sub_bits > 0) hist[i].assign(size_t{1} << nodes[i].sub_bits, 0);
+      if (nodes[i].sub_bits > 0) c.hist[i].assign(size_t{1} << nodes[i].sub_bits, 0);
     for (int64_t at = begin; at < end; at += kStatsBlock) {
       const int64_t n = std::min(kStatsBlock, end - at);
       src.read(at, n, b);
       for (int s = 0; s < streams; ++s) {
-        const auto& mine = of_stream[static_cast<size_t>(s)];
-        if (mine.empty()) continue;
-        const StreamInfo& si = info[static_cast<size_t>(s)];
-        const uint64_t* f = filter[static_cast<size_t>(s)].data();
-        const bool all = match_all[static_cast<size_t>(s)];
-        for (int64_t i = 0; i < n; ++i) {
-          const uint64_t key = key_at(b, s, si.single, i);
-          const uint64_t top = key >> (si.key_bits - kRadixBits);
-          if (!all && !((f[top >> 6] >> (top & 63)) & 1)) continue;
-          for (size_t k : mine) {
-            const Node& node = nodes[k];
-            if (node.bits > 0 && (key >> (si.key_bits - node.bits)) != node.prefix) continue;
-            if (node.sub_bits == 0) {
-              keys[k].push_back(key);
-            } else {
-              const int rest = si.key_bits - node.bits - node.sub_bits;
-              ++hist[k][(key >> rest) & ((uint64_t{1} << node.sub_bits) - 1)];
-            }
-          }
+        const size_t si = static_cast<size_t>(s);
+        if (info[si].single) {
+          if (!iv32[si].lo.empty()) collect_block(b.f[s], n, iv32[si], nodes, c);
+        } else if (!iv64[si].lo.empty()) {
+          collect_block(b.d[s], n, iv64[si], nodes, c);
         }
       }
     }
     std::lock_guard<std::mutex> lock(mutex);
     for (size_t k = 0; k < nodes.size(); ++k) {
-      nodes[k].keys.insert(nodes[k].keys.end(), keys[k].begin(), keys[k].end());
-      for (size_t j = 0; j < hist[k].size(); ++j) nodes[k].hist[j] += hist[k][j];
+      nodes[k].keys.insert(nodes[k].keys.end(), c.keys[k].begin(), c.keys[k].end());
+      for (size_t j = 0; j < c.hist[k].size(); ++j) nodes[k].hist[j] += c.hist[k][j];
     }
   });
 }
@@ -393,17 +485,11 @@ double interpolate(Position p, int64_t n, const std::map<int64_t, uint64_t>& key
 double LaneSum::total() const { return lane_total(lane); }
 
 void add_shifted(LaneSum& sum, const double* v, int64_t n, double shift) {
-  Lanes l;
-  std::copy(sum.lane, sum.lane + kLanes, l.sum);
-  sums(v, n, shift, l);
-  std::copy(l.sum, l.sum + kLanes, sum.lane);
+  sum_f64(v, n, shift, sum.lane);
 }
 
 void add_shifted(LaneSum& sum, const float* v, int64_t n, double shift) {
-  Lanes l;
-  std::copy(sum.lane, sum.lane + kLanes, l.sum);
-  sums(v, n, shift, l);
-  std::copy(l.sum, l.sum + kLanes, sum.lane);
+  sum_f32(v, n, shift, sum.lane);
 }
 
 void NumArraySource::read(int64_t begin, int64_t n, StreamBlock& block) const {

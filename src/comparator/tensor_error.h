@@ -8,8 +8,8 @@
 // against atol/rtol; for the distance and quality metrics the L2 distance and cosine
 // similarity, PSNR and SNR; and, when asked, histograms and a downsampled heatmap of the error
 // for the report. The
-// median and quantile need the differences themselves and are computed (from a copy) only when
-// check_error_stat asks for one of them.
+// median and quantile are selected exactly by the fused statistics (fused_stats.h) in a few
+// more light passes, only when check_error_stat asks for one of them.
 #pragma once
 
 #include <array>
