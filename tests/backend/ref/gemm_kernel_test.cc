@@ -54,18 +54,19 @@ def seq_matmul(a, b):
         acc = acc + a[..., :, p:p + 1] * b[..., p:p + 1, :]
     return acc
 
-def seq_conv(x, w, b, pads, strides):
+def seq_conv(x, w, b, pads, strides, dilations=(1, 1)):
     x, w, b = x.astype(np.float64), w.astype(np.float64), b.astype(np.float64)
     (n, c, h, wd), (m, _, kh, kw) = x.shape, w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
-    oh = (h + pads[0] + pads[2] - kh) // strides[0] + 1
-    ow = (wd + pads[1] + pads[3] - kw) // strides[1] + 1
+    oh = (h + pads[0] + pads[2] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wd + pads[1] + pads[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
     acc = np.zeros((n, m, oh, ow))
     for ci in range(c):
         for i in range(kh):
             for j in range(kw):
-                patch = xp[:, ci, i:i + strides[0] * (oh - 1) + 1:strides[0],
-                           j:j + strides[1] * (ow - 1) + 1:strides[1]]
+                r, s = i * dilations[0], j * dilations[1]
+                patch = xp[:, ci, r:r + strides[0] * (oh - 1) + 1:strides[0],
+                           s:s + strides[1] * (ow - 1) + 1:strides[1]]
                 acc = acc + w[None, :, ci, i, j, None, None] * patch[:, None]
     return acc + b[None, :, None, None]
 )";
@@ -107,8 +108,9 @@ save('gemm', (0.5 * seq_matmul(a[1], v.T) + 2.0 * c.astype(np.float64)).astype(t
 }
 
 TEST(GemmKernel, ConvIsTheSequentialSumOnAnyThreadCountAndPath) {
-  // 17 channels x 3 x 3 = 153 values of k (two k blocks), 13 maps (three row panels), 240
-  // output positions per image with a partial last panel; padding and strides differ per dim.
+  // 17 channels x 3 x 3 = 153 values of k (two k blocks), 13 maps (three row panels), output
+  // planes that end in partial panels; padding, strides and dilations differ per dim. y takes
+  // the im2col path (strides), u the path reading the padded input in place (unit strides).
   for (const char* dtype : {"float32", "float16", "float64"}) {
     SCOPED_TRACE(dtype);
     auto np = numpy_arrays(std::string(kSequentialSums) + "t = np." + dtype + R"(
@@ -116,16 +118,18 @@ x = (rng.randn(2, 17, 39, 14) * 4).astype(t); w = (rng.randn(13, 17, 3, 3) * 4).
 b = rng.randn(13).astype(t)
 save('x', x); save('w', w); save('b', b)
 save('y', seq_conv(x, w, b, (1, 0, 1, 2), (2, 1)).astype(t))
+save('u', seq_conv(x, w, b, (2, 1, 0, 3), (1, 1), (2, 1)).astype(t))
 )");
     const std::string type = std::string(dtype) == "float32" ? "float"
                              : std::string(dtype) == "float64" ? "double" : "float16";
     const std::string text = fmt::format(R"(
       <ir_version: 8, opset_import: ["" : 13]>
-      g ({0}[2,17,39,14] x, {0}[13,17,3,3] w, {0}[13] b) => ({0} y) {{
+      g ({0}[2,17,39,14] x, {0}[13,17,3,3] w, {0}[13] b) => ({0} y, {0} u) {{
         y = Conv<pads = [1, 0, 1, 2], strides = [2, 1]>(x, w, b)
+        u = Conv<pads = [2, 1, 0, 3], dilations = [2, 1]>(x, w, b)
       }}
     )", type);
-    const std::map<std::string, Tensor> expected = {{"y", np.at("y")}};
+    const std::map<std::string, Tensor> expected = {{"y", np.at("y")}, {"u", np.at("u")}};
     expect_exact_everywhere([&] { return run_text_model(text, feed_of(np, {"x", "w", "b"})); },
                             expected);
     expect_exact_everywhere([&] {

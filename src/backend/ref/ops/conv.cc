@@ -176,6 +176,20 @@ void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* row
   }
 }
 
+// The output channels of a group cut into work items: `count` blocks of `panels_per_block`
+// weight panels (the last may be smaller), `panels` in all.
+struct MapBlocks {
+  int64_t panels, panels_per_block, count;
+};
+
+// Unit strides and no negative pads: the kernel can read B straight from a zero-padded copy of
+// the input, without im2col (see convolve_in_place).
+bool reads_in_place(const WindowGeometry& g) {
+  for (size_t d = 0; d < 3; ++d)
+    if (g.strides[d] != 1 || g.pad_begin[d] < 0 || g.pad_end[d] < 0) return false;
+  return true;
+}
+
 bool is_floating(DataType dtype) {
   return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 ||
          dtype == DataType::kFloat16 || dtype == DataType::kBFloat16;
@@ -221,18 +235,23 @@ class Conv : public Kernel {
     const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2], k_total = cg * taps;
     const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
     const int64_t positions = g.out[0] * g.out[1] * g.out[2];
-    const std::vector<double> xd = converted<T, double>(x);
     std::optional<PackedWeights> packed_here;
     const PackedWeights* wp =
         weights_ && weights_->dtype == w.dtype() && weights_->shape == w.shape() ? &*weights_
                                                                                  : nullptr;
     if (!wp) wp = &packed_here.emplace(pack_weights<T>(w, group));
     const int64_t panels = wp->panels;
-    const int64_t tiles = (positions + kTile - 1) / kTile;
     // Blocks of about equal numbers of weight panels, at most kMaxBlockPanels each.
     int64_t mblocks = (panels + kMaxBlockPanels - 1) / kMaxBlockPanels;
     const int64_t block_panels = (panels + mblocks - 1) / mblocks;
     mblocks = (panels + block_panels - 1) / block_panels;
+    const MapBlocks blocks{panels, block_panels, mblocks};
+    if (reads_in_place(g)) {
+      convolve_in_place<T>(x, g, *wp, blocks, bias, y);
+      return y;
+    }
+    const std::vector<double> xd = converted<T, double>(x);
+    const int64_t tiles = (positions + kTile - 1) / kTile;
     const T* bs = bias ? bias->data<T>() : nullptr;
     T* dst = y.data<T>();
     // Where each im2col row reads: (input channel, kernel depth, height, width) in order.
@@ -284,6 +303,92 @@ class Conv : public Kernel {
       }
     });
     return y;
+  }
+
+  // With unit strides, output position (od, oh, ow) reads input (od, oh, ow) + tap offset of a
+  // zero-padded copy of the input [Dp, Hp, Wp]. Numbering positions of one output depth slice
+  // over the padded width, q = oh * Wp + ow, makes the tap offset a constant per k: kGemmNR
+  // consecutive q are kGemmNR consecutive inputs, so the kernel reads B in place through a
+  // table of row offsets (one per k, in the same (channel, kd, kh, kw) order as im2col, so the
+  // same sums). Columns ow >= OW are computed and dropped.
+  template <typename T>
+  void convolve_in_place(const Tensor& x, const WindowGeometry& g, const PackedWeights& wp,
+                         const MapBlocks& blocks, const Tensor* bias, Tensor& y) const {
+    const int64_t batch = x.shape()[0], channels = x.shape()[1], maps = y.shape()[1];
+    const int64_t group = attrs_.group, cg = channels / group, mg = maps / group;
+    const int64_t dp = g.in[0] + g.pad_begin[0] + g.pad_end[0];
+    const int64_t hp = g.in[1] + g.pad_begin[1] + g.pad_end[1];
+    const int64_t wpad = g.in[2] + g.pad_begin[2] + g.pad_end[2];
+    const int64_t plane = dp * hp * wpad, slice = hp * wpad;
+    const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2], k_total = cg * taps;
+    // The padded input in double, plus kGemmNR values read (and dropped) past the last plane.
+    std::vector<double> xp(static_cast<size_t>(batch * channels * plane + kGemmNR), 0.0);
+    const T* src = x.data<T>();
+    parallel_for(batch * channels, grain_for(plane), [&](int64_t first, int64_t last) {
+      for (int64_t c = first; c < last; ++c)
+        for (int64_t d = 0; d < g.in[0]; ++d)
+          for (int64_t h = 0; h < g.in[1]; ++h) {
+            const T* row = src + ((c * g.in[0] + d) * g.in[1] + h) * g.in[2];
+            double* out = xp.data() + c * plane + (d + g.pad_begin[0]) * slice +
+                          (h + g.pad_begin[1]) * wpad + g.pad_begin[2];
+            for (int64_t w = 0; w < g.in[2]; ++w) out[w] = to_double(row[w]);
+          }
+    });
+    std::vector<int64_t> offsets(static_cast<size_t>(k_total));
+    for (int64_t k = 0; k < k_total; ++k) {
+      const int64_t tap = k % taps;
+      offsets[k] = k / taps * plane +
+                   tap / (g.kernel[1] * g.kernel[2]) * g.dilations[0] * slice +
+                   tap / g.kernel[2] % g.kernel[1] * g.dilations[1] * wpad +
+                   tap % g.kernel[2] * g.dilations[2];
+    }
+    const int64_t out_h = g.out[1], out_w = g.out[2], out_slice = out_h * out_w;
+    const int64_t span = (out_h - 1) * wpad + out_w;  // q of one output depth slice
+    const int64_t tiles = (span + kTile - 1) / kTile;
+    const int64_t items = batch * group * g.out[0] * tiles * blocks.count;
+    const int64_t item_work = blocks.panels_per_block * kGemmMR * std::min(kTile, span) * k_total;
+    const T* bs = bias ? bias->data<T>() : nullptr;
+    T* dst = y.data<T>();
+    parallel_for(items, grain_for(item_work), [&](int64_t first, int64_t last) {
+      // Reused by every call on this thread: no allocation per convolution once warm.
+      thread_local std::vector<double> acc;
+      acc.resize(static_cast<size_t>(kMaxBlockPanels * kGemmMR * kTile));
+      for (int64_t item = first; item < last; ++item) {
+        int64_t rest = item;
+        const int64_t mb = rest % blocks.count;
+        rest /= blocks.count;
+        const int64_t tile = rest % tiles;
+        rest /= tiles;
+        const int64_t od = rest % g.out[0];
+        rest /= g.out[0];
+        const int64_t grp = rest % group, n = rest / group;
+        const int64_t q0 = tile * kTile, len = std::min(kTile, span - q0);
+        const int64_t col_panels = (len + kGemmNR - 1) / kGemmNR, ld = col_panels * kGemmNR;
+        const int64_t panel0 = mb * blocks.panels_per_block;
+        const int64_t row_panels =
+            std::min(blocks.panels, panel0 + blocks.panels_per_block) - panel0;
+        std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
+        const double* b = xp.data() + (n * channels + grp * cg) * plane + od * slice + q0;
+        const double* wg = wp.values.data() + (grp * blocks.panels + panel0) * k_total * kGemmMR;
+        for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc)
+          gemm_rows(std::min(kGemmKc, k_total - k0), wg + k0 * kGemmMR, k_total * kGemmMR,
+                    row_panels, b, offsets.data() + k0, col_panels, acc.data(), ld,
+                    gemm_exact_products_v<T>);
+        for (int64_t m = panel0 * kGemmMR; m < std::min(mg, (panel0 + row_panels) * kGemmMR);
+             ++m) {
+          const int64_t map = grp * mg + m;
+          const double bv = bs ? to_double(bs[map]) : 0.0;
+          const double* row = acc.data() + (m - panel0 * kGemmMR) * ld;
+          T* out = dst + (n * maps + map) * g.out[0] * out_slice + od * out_slice;
+          // The tile's q, output row by output row, skipping the dropped columns.
+          for (int64_t q = q0; q < q0 + len; q = (q / wpad + 1) * wpad) {
+            const int64_t oh = q / wpad, end = std::min(q0 + len, oh * wpad + out_w);
+            for (int64_t i = q; i < end; ++i)
+              out[oh * out_w + (i - oh * wpad)] = narrow<T>(row[i - q0] + bv);
+          }
+        }
+      }
+    });
   }
 
   ConvAttrs attrs_;

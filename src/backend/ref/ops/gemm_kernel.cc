@@ -20,17 +20,27 @@ namespace parity::ref {
 
 namespace {
 
-// c[i * ldc + j] += sum_p a[p * kGemmMR + i] * b[p * kGemmNR + j], products and sums rounded
-// one by one.
-template <typename Acc>
+// Where row p of a B panel starts, relative to the panel: packed panels hold their rows one
+// after the other; panels read in place (a convolution's input) list them in a table.
+struct PackedRows {
+  int64_t operator()(int64_t p) const { return p * kGemmNR; }
+};
+struct TableRows {
+  const int64_t* offsets;
+  int64_t operator()(int64_t p) const { return offsets[p]; }
+};
+
+// c[i * ldc + j] += sum_p a[p * kGemmMR + i] * b[rows(p) + j], products and sums rounded one by
+// one.
+template <typename Acc, typename Rows>
 __attribute__((optimize("fp-contract=off"))) void portable_tile(int64_t kc, const Acc* a,
-                                                                const Acc* b, Acc* c,
+                                                                const Acc* b, Rows rows, Acc* c,
                                                                 int64_t ldc) {
   Acc acc[kGemmMR][kGemmNR];
   for (int64_t i = 0; i < kGemmMR; ++i)
     for (int64_t j = 0; j < kGemmNR; ++j) acc[i][j] = c[i * ldc + j];
   for (int64_t p = 0; p < kc; ++p) {
-    const Acc* bp = b + p * kGemmNR;
+    const Acc* bp = b + rows(p);
     for (int64_t i = 0; i < kGemmMR; ++i) {
       const Acc av = a[p * kGemmMR + i];
       for (int64_t j = 0; j < kGemmNR; ++j) acc[i][j] += av * bp[j];
@@ -40,29 +50,30 @@ __attribute__((optimize("fp-contract=off"))) void portable_tile(int64_t kc, cons
     for (int64_t j = 0; j < kGemmNR; ++j) c[i * ldc + j] = acc[i][j];
 }
 
-template <typename Acc>
+template <typename Acc, typename Rows>
 void portable_panels(int64_t kc, const Acc* a, int64_t a_stride, int64_t row_panels,
-                     const Acc* b, int64_t b_stride, int64_t col_panels, Acc* c, int64_t ldc) {
+                     const Acc* b, int64_t b_stride, Rows rows, int64_t col_panels, Acc* c,
+                     int64_t ldc) {
   for (int64_t jp = 0; jp < col_panels; ++jp)
     for (int64_t ip = 0; ip < row_panels; ++ip)
-      portable_tile(kc, a + ip * a_stride, b + jp * b_stride,
+      portable_tile(kc, a + ip * a_stride, b + jp * b_stride, rows,
                     c + ip * kGemmMR * ldc + jp * kGemmNR, ldc);
 }
 
 #if defined(__x86_64__)
 
 // AVX-512F: a row of the tile is two vectors of 8; 12 accumulators.
-template <bool kFused>
+template <bool kFused, typename Rows>
 __attribute__((target("avx512f"), optimize("fp-contract=off"), always_inline)) inline void
-avx512_tile(int64_t kc, const double* a, const double* b, double* c, int64_t ldc) {
+avx512_tile(int64_t kc, const double* a, const double* b, Rows rows, double* c, int64_t ldc) {
   __m512d acc[kGemmMR][2];
   for (int64_t i = 0; i < kGemmMR; ++i) {
     acc[i][0] = _mm512_loadu_pd(c + i * ldc);
     acc[i][1] = _mm512_loadu_pd(c + i * ldc + 8);
   }
   for (int64_t p = 0; p < kc; ++p) {
-    const __m512d b0 = _mm512_loadu_pd(b + p * kGemmNR);
-    const __m512d b1 = _mm512_loadu_pd(b + p * kGemmNR + 8);
+    const __m512d b0 = _mm512_loadu_pd(b + rows(p));
+    const __m512d b1 = _mm512_loadu_pd(b + rows(p) + 8);
     for (int64_t i = 0; i < kGemmMR; ++i) {
       const __m512d av = _mm512_set1_pd(a[p * kGemmMR + i]);
       if constexpr (kFused) {
@@ -80,29 +91,30 @@ avx512_tile(int64_t kc, const double* a, const double* b, double* c, int64_t ldc
   }
 }
 
-template <bool kFused>
+template <bool kFused, typename Rows>
 __attribute__((target("avx512f"), optimize("fp-contract=off"))) void avx512_panels(
     int64_t kc, const double* a, int64_t a_stride, int64_t row_panels, const double* b,
-    int64_t b_stride, int64_t col_panels, double* c, int64_t ldc) {
+    int64_t b_stride, Rows rows, int64_t col_panels, double* c, int64_t ldc) {
   for (int64_t jp = 0; jp < col_panels; ++jp)
     for (int64_t ip = 0; ip < row_panels; ++ip)
-      avx512_tile<kFused>(kc, a + ip * a_stride, b + jp * b_stride,
+      avx512_tile<kFused>(kc, a + ip * a_stride, b + jp * b_stride, rows,
                           c + ip * kGemmMR * ldc + jp * kGemmNR, ldc);
 }
 
 // AVX2 + FMA: 16 registers hold a 6 x 8 half of the tile (12 accumulators); the two halves
 // walk k one after the other, which changes nothing per element.
-template <bool kFused>
+template <bool kFused, typename Rows>
 __attribute__((target("avx2,fma"), optimize("fp-contract=off"), always_inline)) inline void
-avx2_half_tile(int64_t kc, const double* a, const double* b, double* c, int64_t ldc) {
+avx2_half_tile(int64_t kc, const double* a, const double* b, Rows rows, double* c,
+               int64_t ldc) {
   __m256d acc[kGemmMR][2];
   for (int64_t i = 0; i < kGemmMR; ++i) {
     acc[i][0] = _mm256_loadu_pd(c + i * ldc);
     acc[i][1] = _mm256_loadu_pd(c + i * ldc + 4);
   }
   for (int64_t p = 0; p < kc; ++p) {
-    const __m256d b0 = _mm256_loadu_pd(b + p * kGemmNR);
-    const __m256d b1 = _mm256_loadu_pd(b + p * kGemmNR + 4);
+    const __m256d b0 = _mm256_loadu_pd(b + rows(p));
+    const __m256d b1 = _mm256_loadu_pd(b + rows(p) + 4);
     for (int64_t i = 0; i < kGemmMR; ++i) {
       const __m256d av = _mm256_broadcast_sd(a + p * kGemmMR + i);
       if constexpr (kFused) {
@@ -120,14 +132,14 @@ avx2_half_tile(int64_t kc, const double* a, const double* b, double* c, int64_t 
   }
 }
 
-template <bool kFused>
+template <bool kFused, typename Rows>
 __attribute__((target("avx2,fma"), optimize("fp-contract=off"))) void avx2_panels(
     int64_t kc, const double* a, int64_t a_stride, int64_t row_panels, const double* b,
-    int64_t b_stride, int64_t col_panels, double* c, int64_t ldc) {
+    int64_t b_stride, Rows rows, int64_t col_panels, double* c, int64_t ldc) {
   for (int64_t jp = 0; jp < col_panels; ++jp)
     for (int64_t ip = 0; ip < row_panels; ++ip)
       for (int64_t half = 0; half < kGemmNR; half += 8)
-        avx2_half_tile<kFused>(kc, a + ip * a_stride, b + jp * b_stride + half,
+        avx2_half_tile<kFused>(kc, a + ip * a_stride, b + jp * b_stride + half, rows,
                                c + ip * kGemmMR * ldc + jp * kGemmNR + half, ldc);
 }
 
@@ -155,32 +167,51 @@ GemmPath gemm_path() {
 
 void force_portable_gemm(bool portable) { g_force_portable.store(portable); }
 
-void gemm_panels(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels,
-                 const double* b, int64_t b_stride, int64_t col_panels, double* c, int64_t ldc,
-                 bool exact_products) {
+namespace {
+
+template <typename Rows>
+void double_panels(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels,
+                   const double* b, int64_t b_stride, Rows rows, int64_t col_panels, double* c,
+                   int64_t ldc, bool exact_products) {
   switch (gemm_path()) {
 #if defined(__x86_64__)
     case GemmPath::kAvx512:
-      return exact_products
-                 ? avx512_panels<true>(kc, a, a_stride, row_panels, b, b_stride, col_panels, c,
-                                       ldc)
-                 : avx512_panels<false>(kc, a, a_stride, row_panels, b, b_stride, col_panels, c,
-                                        ldc);
+      return exact_products ? avx512_panels<true>(kc, a, a_stride, row_panels, b, b_stride, rows,
+                                                  col_panels, c, ldc)
+                            : avx512_panels<false>(kc, a, a_stride, row_panels, b, b_stride,
+                                                   rows, col_panels, c, ldc);
     case GemmPath::kAvx2Fma:
-      return exact_products
-                 ? avx2_panels<true>(kc, a, a_stride, row_panels, b, b_stride, col_panels, c, ldc)
-                 : avx2_panels<false>(kc, a, a_stride, row_panels, b, b_stride, col_panels, c,
-                                      ldc);
+      return exact_products ? avx2_panels<true>(kc, a, a_stride, row_panels, b, b_stride, rows,
+                                                col_panels, c, ldc)
+                            : avx2_panels<false>(kc, a, a_stride, row_panels, b, b_stride, rows,
+                                                 col_panels, c, ldc);
 #endif
     default:
-      return portable_panels(kc, a, a_stride, row_panels, b, b_stride, col_panels, c, ldc);
+      return portable_panels(kc, a, a_stride, row_panels, b, b_stride, rows, col_panels, c,
+                             ldc);
   }
+}
+
+}  // namespace
+
+void gemm_panels(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels,
+                 const double* b, int64_t b_stride, int64_t col_panels, double* c, int64_t ldc,
+                 bool exact_products) {
+  double_panels(kc, a, a_stride, row_panels, b, b_stride, PackedRows{}, col_panels, c, ldc,
+                exact_products);
+}
+
+void gemm_rows(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels,
+               const double* b, const int64_t* b_rows, int64_t col_panels, double* c,
+               int64_t ldc, bool exact_products) {
+  double_panels(kc, a, a_stride, row_panels, b, kGemmNR, TableRows{b_rows}, col_panels, c, ldc,
+                exact_products);
 }
 
 void gemm_panels(int64_t kc, const uint64_t* a, int64_t a_stride, int64_t row_panels,
                  const uint64_t* b, int64_t b_stride, int64_t col_panels, uint64_t* c,
                  int64_t ldc) {
-  portable_panels(kc, a, a_stride, row_panels, b, b_stride, col_panels, c, ldc);
+  portable_panels(kc, a, a_stride, row_panels, b, b_stride, PackedRows{}, col_panels, c, ldc);
 }
 
 }  // namespace parity::ref
