@@ -145,6 +145,33 @@ class MaxPool : public Kernel {
 // 22 (bfloat16).
 PARITY_REF_OP("", "MaxPool", 1, kOpsetMax, MaxPool);
 
+// The windows of a pool that sums over the taps inside the input: each output is
+// finish(sum of term(x) over its window's valid taps, in a fixed order), in double.
+template <typename T, typename Term, typename Finish>
+Tensor window_sums(const Tensor& x, const WindowGeometry& geometry, Term term, Finish finish) {
+  const WindowGeometry g = window_as_3d(geometry);
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
+  Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
+  const T* src = x.data<T>();
+  T* dst = y.data<T>();
+  for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps& td, const Taps& th,
+                                 const Taps& tw) {
+    const T* plane = src + p * in_size;
+    double sum = 0;
+    for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+      for (int64_t b = th.first_valid; b < th.end_valid; ++b)
+        for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
+          const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
+                        w = tw.start + c * tw.step;
+          sum += term(to_double(plane[(d * g.in[1] + h) * g.in[2] + w]));
+        }
+    dst[p * out_size + o] = narrow<T>(finish(sum, td, th, tw));
+  });
+  return y;
+}
+
 class AveragePool : public Kernel {
  public:
   explicit AveragePool(const OpContext& ctx)
@@ -164,34 +191,18 @@ class AveragePool : public Kernel {
  private:
   template <typename T>
   Tensor pool(const Tensor& x, const WindowGeometry& geometry) const {
-    const WindowGeometry g = window_as_3d(geometry);
-    const int64_t planes = x.shape()[0] * x.shape()[1];
-    const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
-    const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
-    Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
-    const T* src = x.data<T>();
-    T* dst = y.data<T>();
-    for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps& td, const Taps& th,
-                                   const Taps& tw) {
-      const T* plane = src + p * in_size;
-      double sum = 0;
-      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
-        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
-          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
-            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
-                          w = tw.start + c * tw.step;
-            sum += to_double(plane[(d * g.in[1] + h) * g.in[2] + w]);
-          }
-      // The divisor counts the taps inside the input, or with count_include_pad those inside
-      // the padded input (not those a ceil_mode window adds beyond the end padding).
-      const int64_t count =
-          count_include_pad_
-              ? td.in_padded * th.in_padded * tw.in_padded
-              : (td.end_valid - td.first_valid) * (th.end_valid - th.first_valid) *
-                    (tw.end_valid - tw.first_valid);
-      dst[p * out_size + o] = narrow<T>(sum / static_cast<double>(count));
-    });
-    return y;
+    return window_sums<T>(
+        x, geometry, [](double v) { return v; },
+        [&](double sum, const Taps& td, const Taps& th, const Taps& tw) {
+          // The divisor counts the taps inside the input, or with count_include_pad those
+          // inside the padded input (not those a ceil_mode window adds beyond the end padding).
+          const int64_t count =
+              count_include_pad_
+                  ? td.in_padded * th.in_padded * tw.in_padded
+                  : (td.end_valid - td.first_valid) * (th.end_valid - th.first_valid) *
+                        (tw.end_valid - tw.first_valid);
+          return sum / static_cast<double>(count);
+        });
   }
 
   WindowAttrs window_;
@@ -241,27 +252,9 @@ class LpPool : public Kernel {
  private:
   template <typename T>
   Tensor pool(const Tensor& x, const WindowGeometry& geometry) const {
-    const WindowGeometry g = window_as_3d(geometry);
-    const int64_t planes = x.shape()[0] * x.shape()[1];
-    const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
-    const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
-    Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
-    const T* src = x.data<T>();
-    T* dst = y.data<T>();
-    for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps& td, const Taps& th,
-                                   const Taps& tw) {
-      const T* plane = src + p * in_size;
-      double sum = 0;
-      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
-        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
-          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
-            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
-                          w = tw.start + c * tw.step;
-            sum += norm_.term(to_double(plane[(d * g.in[1] + h) * g.in[2] + w]));
-          }
-      dst[p * out_size + o] = narrow<T>(norm_.finish(sum));
-    });
-    return y;
+    return window_sums<T>(
+        x, geometry, [&](double v) { return norm_.term(v); },
+        [&](double sum, const Taps&, const Taps&, const Taps&) { return norm_.finish(sum); });
   }
 
   WindowAttrs window_;
