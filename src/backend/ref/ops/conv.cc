@@ -52,6 +52,7 @@ namespace {
 
 constexpr int64_t kTile = 16 * kGemmNR;  // output positions per work item
 constexpr int64_t kMaxBlockPanels = 16;  // weight panels (of kGemmMR channels) per work item
+constexpr int64_t kMinItems = 8;         // work items per convolution, when the channels allow
 
 // Each group's weights [mg x K] in double, packed in panels of kGemmMR rows (zero rows pad the
 // last panel), each panel stored k-major: panel[k * kGemmMR + row].
@@ -182,6 +183,18 @@ struct MapBlocks {
   int64_t panels, panels_per_block, count;
 };
 
+// Blocks of about equal numbers of weight panels, at most kMaxBlockPanels each, and enough of
+// them for kMinItems work items with the `other_items` (batch, group, tile, ...) the output is
+// cut into besides, so both cores stay busy on late layers with few positions. The blocking
+// never changes a sum.
+MapBlocks map_blocks(int64_t panels, int64_t other_items) {
+  int64_t count = std::max((panels + kMaxBlockPanels - 1) / kMaxBlockPanels,
+                           (kMinItems + other_items - 1) / std::max<int64_t>(other_items, 1));
+  count = std::clamp<int64_t>(count, 1, std::max<int64_t>(panels, 1));
+  const int64_t per = std::max<int64_t>((panels + count - 1) / count, 1);
+  return {panels, per, (panels + per - 1) / per};
+}
+
 // Unit strides and no negative pads: the kernel can read B straight from a zero-padded copy of
 // the input, without im2col (see convolve_in_place).
 bool reads_in_place(const WindowGeometry& g) {
@@ -240,18 +253,15 @@ class Conv : public Kernel {
         weights_ && weights_->dtype == w.dtype() && weights_->shape == w.shape() ? &*weights_
                                                                                  : nullptr;
     if (!wp) wp = &packed_here.emplace(pack_weights<T>(w, group));
-    const int64_t panels = wp->panels;
-    // Blocks of about equal numbers of weight panels, at most kMaxBlockPanels each.
-    int64_t mblocks = (panels + kMaxBlockPanels - 1) / kMaxBlockPanels;
-    const int64_t block_panels = (panels + mblocks - 1) / mblocks;
-    mblocks = (panels + block_panels - 1) / block_panels;
-    const MapBlocks blocks{panels, block_panels, mblocks};
     if (reads_in_place(g)) {
-      convolve_in_place<T>(x, g, *wp, blocks, bias, y);
+      convolve_in_place<T>(x, g, *wp, bias, y);
       return y;
     }
     const std::vector<double> xd = converted<T, double>(x);
+    const int64_t panels = wp->panels;
     const int64_t tiles = (positions + kTile - 1) / kTile;
+    const MapBlocks blocks = map_blocks(panels, batch * group * tiles);
+    const int64_t mblocks = blocks.count, block_panels = blocks.panels_per_block;
     const T* bs = bias ? bias->data<T>() : nullptr;
     T* dst = y.data<T>();
     // Where each im2col row reads: (input channel, kernel depth, height, width) in order.
@@ -313,7 +323,7 @@ class Conv : public Kernel {
   // same sums). Columns ow >= OW are computed and dropped.
   template <typename T>
   void convolve_in_place(const Tensor& x, const WindowGeometry& g, const PackedWeights& wp,
-                         const MapBlocks& blocks, const Tensor* bias, Tensor& y) const {
+                         const Tensor* bias, Tensor& y) const {
     const int64_t batch = x.shape()[0], channels = x.shape()[1], maps = y.shape()[1];
     const int64_t group = attrs_.group, cg = channels / group, mg = maps / group;
     const int64_t dp = g.in[0] + g.pad_begin[0] + g.pad_end[0];
@@ -345,6 +355,7 @@ class Conv : public Kernel {
     const int64_t out_h = g.out[1], out_w = g.out[2], out_slice = out_h * out_w;
     const int64_t span = (out_h - 1) * wpad + out_w;  // q of one output depth slice
     const int64_t tiles = (span + kTile - 1) / kTile;
+    const MapBlocks blocks = map_blocks(wp.panels, batch * group * g.out[0] * tiles);
     const int64_t items = batch * group * g.out[0] * tiles * blocks.count;
     const int64_t item_work = blocks.panels_per_block * kGemmMR * std::min(kTile, span) * k_total;
     const T* bs = bias ? bias->data<T>() : nullptr;
