@@ -18,18 +18,20 @@ void add_logging_args(CLI::App& app, LoggingArgs& args) {
   app.add_option("--log-file", args.log_file, "Also write the log to this file");
 }
 
+Severity LoggingArgs::severity() const {
+  if (silent) return static_cast<Severity>(1000);
+  if (verbosity.empty()) return severity_from_count(verbose - quiet);
+  auto parsed = severity_from_name(verbosity);
+  if (!parsed)
+    fail_usage("failed to parse --verbosity with value '{}': unknown severity; valid choices "
+               "are ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, START, FINISH, "
+               "WARNING, ERROR, CRITICAL",
+               verbosity);
+  return *parsed;
+}
+
 void apply_logging_args(const LoggingArgs& args) {
-  Severity s = severity_from_count(args.verbose - args.quiet);
-  if (!args.verbosity.empty()) {
-    auto parsed = severity_from_name(args.verbosity);
-    if (!parsed)
-      fail_usage("failed to parse --verbosity with value '{}': unknown severity; valid choices "
-                 "are ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, START, FINISH, "
-                 "WARNING, ERROR, CRITICAL",
-                 args.verbosity);
-    s = *parsed;
-  }
-  if (args.silent) s = static_cast<Severity>(1000);
+  Severity s = args.severity();
   logger().set_severity(s);
   for (const auto& f : args.log_format)
     if (f == "no-colors") logger().set_colors(false);

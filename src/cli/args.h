@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backend/onnxrt/runner.h"
+#include "core/logger.h"
 #include "comparator/comparator.h"
 #include "comparator/compare.h"
 #include "comparator/data_loader.h"
@@ -23,6 +24,10 @@ struct LoggingArgs {
   bool silent = false;
   std::string log_file;
   std::vector<std::string> log_format;  // timestamp, line-info, no-colors
+
+  // The severity these flags select (--silent: above every severity); UsageError for an
+  // unknown --verbosity.
+  Severity severity() const;
 };
 void add_logging_args(CLI::App& app, LoggingArgs& args);
 void apply_logging_args(const LoggingArgs& args);

@@ -74,20 +74,8 @@ std::string py_dims(const DimList& dims) {
 
 std::string py_bool(bool b) { return b ? "True" : "False"; }
 
-// The severity the command's logging flags select (as apply_logging_args does).
-int logging_severity(const LoggingArgs& args) {
-  Severity s = severity_from_count(args.verbose - args.quiet);
-  if (!args.verbosity.empty()) {
-    auto parsed = severity_from_name(args.verbosity);
-    if (!parsed)
-      fail_usage("failed to parse --verbosity with value '{}': unknown severity; valid choices "
-                 "are ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, START, FINISH, "
-                 "WARNING, ERROR, CRITICAL",
-                 args.verbosity);
-    s = *parsed;
-  }
-  return args.silent ? 1000 : static_cast<int>(s);
-}
+// The severity the command's logging flags select, as a number for the script.
+int logging_severity(const LoggingArgs& args) { return static_cast<int>(args.severity()); }
 
 std::string data_loader_code(const DataLoaderArgs& data, const std::string& script) {
   if (!script.empty()) {
