@@ -76,7 +76,8 @@ void log_mismatches(const PairStreams& pair, const Tensor& out0, const Tensor& o
       picked.values.push_back(v);
     }
     Tensor values = cast_tensor(picked.to_tensor(), out->dtype());
-    logger().extra_verbose("{} | Mismatched values:\n{}", pad_name(*runner), numpy_array_str(values));
+    logger().extra_verbose("{} | Mismatched values:\n{}", pad_name(*runner),
+                           numpy_array_str(values));
   }
 }
 
@@ -107,10 +108,11 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
     for (const auto& [runner, name, out] :
          {std::tuple(&runner0, &out0_name, &out0), std::tuple(&runner1, &out1_name, &out1)}) {
       std::string block = "    " + numpy_array_str(*out);
-      for (size_t p = 0; (p = block.find('\n', p)) != std::string::npos; p += 5) block.insert(p + 1, "    ");
+      for (size_t p = 0; (p = block.find('\n', p)) != std::string::npos; p += 5)
+        block.insert(p + 1, "    ");
       logger().log(Severity::kSuperVerbose,
-                   fmt::format("{} | Output: {} (dtype={}, shape={}):\n{}", pad_name(*runner), *name,
-                               dtype_name(out->dtype()), shape_str(out->shape()), block));
+                   fmt::format("{} | Output: {} (dtype={}, shape={}):\n{}", pad_name(*runner),
+                               *name, dtype_name(out->dtype()), shape_str(out->shape()), block));
     }
   }
   // One fused pass gives every statistic of both outputs and both differences, which are
@@ -120,11 +122,12 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
   const int abs_s = pair.abs_stream(), rel_s = pair.rel_stream();
   std::vector<StreamRequest> requests(4);
   for (int s = 0; s < 4; ++s) {
-    requests[static_cast<size_t>(s)].median = true;
-    if (pair.kind(s) != NumKind::kBool) requests[static_cast<size_t>(s)].quantiles = kReportQuantiles;
+    StreamRequest& request = requests[static_cast<size_t>(s)];
+    request.median = true;
+    if (pair.kind(s) != NumKind::kBool) request.quantiles = kReportQuantiles;
+    if (tol.stat == ErrorStat::kQuantile && (s == abs_s || s == rel_s))
+      request.quantiles.push_back(tol.quantile);
   }
-  if (tol.stat == ErrorStat::kQuantile)
-    for (int s : {abs_s, rel_s}) requests[static_cast<size_t>(s)].quantiles.push_back(tol.quantile);
   const FusedStats stats = compute_fused_stats(pair, requests);
   if (stats.counts[1] > 0)
     logger().log_once(
@@ -195,8 +198,8 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
     };
   };
   const auto line = [&](int s, const std::string& name) {
-    return str_output_stats(pair.kind(s), out0.shape(), n, name,
-                            stats.basic[static_cast<size_t>(s)], stats.order[static_cast<size_t>(s)]);
+    const size_t i = static_cast<size_t>(s);
+    return str_output_stats(pair.kind(s), out0.shape(), n, name, stats.basic[i], stats.order[i]);
   };
   log_output_stats(line(0, runner0 + ": " + out0_name), failed, n,
                    [&] { return numpy_array_str(out0); }, histogram(0));
@@ -224,7 +227,9 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
   for (const auto& [s, name] : {std::pair(abs_s, "Absolute Difference"),
                                 std::pair(rel_s, "Relative Difference")}) {
     log_output_stats(line(s, name), failed, n,
-                     [&, s = s] { return numpy_array_str(small_stream(pair, s, out0.shape()).to_tensor()); },
+                     [&, s = s] {
+                       return numpy_array_str(small_stream(pair, s, out0.shape()).to_tensor());
+                     },
                      histogram(s));
   }
   return r;

@@ -1,0 +1,81 @@
+// Exact order statistics by radix selection (the selection half of fused_stats.cc): keys that
+// order as the values do, the slabs the passes run in, and the light passes that narrow the
+// first-level histograms down to the wanted ranks.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "comparator/fused_stats.h"
+#include "core/thread_pool.h"
+
+namespace parity::radix {
+
+constexpr int kRadixBits = 16;
+
+// Order-preserving keys: the IEEE bits with the sign flipped for positive values and all bits
+// flipped for negative ones order as unsigned integers as the values do (-0 before +0; NaN
+// outside both infinities, never selected: a NaN makes every order statistic NaN).
+inline uint32_t key_of(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b ^ (static_cast<uint32_t>(static_cast<int32_t>(b) >> 31) | 0x80000000u);
+}
+inline uint64_t key_of(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b ^ (static_cast<uint64_t>(static_cast<int64_t>(b) >> 63) | (uint64_t{1} << 63));
+}
+inline double value_of_key(uint64_t key, bool single) {
+  if (single) {
+    const uint32_t k = static_cast<uint32_t>(key);
+    const uint32_t b = (k >> 31) ? k ^ 0x80000000u : ~k;
+    float v;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
+  }
+  const uint64_t b = (key >> 63) ? key ^ (uint64_t{1} << 63) : ~key;
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// Buckets up to this many elements are gathered; larger ones are refined (at most 1/256 of the
+// data each, so gathered keys stay small beside it).
+inline int64_t gather_limit(int64_t n) { return std::max<int64_t>(int64_t{1} << 16, n / 256); }
+
+// Elements per selection-pass work item: whole chunks, few enough items that the per-item
+// histograms cost little, enough for the threads.
+inline int64_t chunks_per_slab(int64_t chunks) { return std::max<int64_t>(16, (chunks + 63) / 64); }
+
+// Runs fn(slab_begin, slab_end, block) over slabs of whole chunks, in parallel.
+template <typename Fn>
+void for_each_slab(int64_t n, const Fn& fn) {
+  const int64_t chunks = (n + kStatsGrain - 1) / kStatsGrain;
+  const int64_t per_slab = chunks_per_slab(chunks);
+  const int64_t slabs = (chunks + per_slab - 1) / per_slab;
+  parallel_for(slabs, 1, [&](int64_t first, int64_t last) {
+    auto block = std::make_unique<StreamBlock>();
+    for (int64_t s = first; s < last; ++s)
+      fn(s * per_slab * kStatsGrain, std::min(n, (s + 1) * per_slab * kStatsGrain), *block);
+  });
+}
+
+struct StreamInfo {
+  bool single = false;  // float32 keys (32 bits) or double keys (64)
+  int key_bits = 64;
+};
+
+// The keys at the wanted ranks (ascending, distinct) of every stream. first_level[s] is the
+// histogram of the top kRadixBits key bits from the fused pass, or empty: then the stream is
+// small and gathered whole.
+std::vector<std::map<int64_t, uint64_t>> select_ranks(
+    const StreamSource& src, const std::vector<StreamInfo>& info,
+    const std::vector<std::vector<int64_t>>& ranks,
+    const std::vector<std::vector<uint64_t>>& first_level);
+
+}  // namespace parity::radix
