@@ -3,6 +3,7 @@
 #include "cli/layerwise.h"
 #include "cli/parse_util.h"
 #include "core/logger.h"
+#include "io/json.h"
 
 namespace parity::cli {
 
@@ -69,6 +70,16 @@ DataLoaderOptions DataLoaderArgs::options() const {
   o.val_range = parse_val_ranges(val_range);
   o.input_metadata = parse_input_shapes("--input-shapes", input_shapes);
   return o;
+}
+
+std::unique_ptr<FeedSource> DataLoaderArgs::make_feeds() const {
+  if (load_inputs.empty()) return std::make_unique<DataLoader>(options());
+  std::vector<TensorMap> feeds;
+  for (const auto& path : load_inputs) {
+    logger().info("Loading input data from {}", path);
+    for (auto& feed : io::load_inputs(path)) feeds.push_back(std::move(feed));
+  }
+  return std::make_unique<FeedList>(std::move(feeds));
 }
 
 void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {

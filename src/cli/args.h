@@ -3,6 +3,7 @@
 // The Python module builds the same structs, so both front ends mean the same thing.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ struct DataLoaderArgs {
   std::vector<std::string> load_inputs;
 
   DataLoaderOptions options() const;
+  // Where the feeds come from: the files of --load-inputs, else the generating DataLoader.
+  std::unique_ptr<FeedSource> make_feeds() const;
 };
 void add_data_loader_args(CLI::App& app, DataLoaderArgs& args);
 

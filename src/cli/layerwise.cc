@@ -136,16 +136,6 @@ bool layerwise_applies(const RunArgs& args) {
 
 namespace {
 
-std::unique_ptr<FeedSource> layerwise_feeds(const DataLoaderArgs& data) {
-  if (data.load_inputs.empty()) return std::make_unique<DataLoader>(data.options());
-  std::vector<TensorMap> feeds;
-  for (const auto& path : data.load_inputs) {
-    logger().info("Loading input data from {}", path);
-    for (auto& feed : io::load_inputs(path)) feeds.push_back(std::move(feed));
-  }
-  return std::make_unique<FeedList>(std::move(feeds));
-}
-
 std::vector<std::string> marked_names(const RunArgs& args, const ir::Model& model) {
   std::vector<std::string> names = args.model.mark_all() ? std::vector<std::string>{}
                                                          : args.model.onnx_outputs;
@@ -164,7 +154,7 @@ int run_layerwise(const RunArgs& args) {
   options.compare = tensor_compare_options(cmp);  // every flag parsed before any work
   options.budget_bytes = mark_budget_bytes(cmp);
   options.local_error = cmp.local_error;
-  std::unique_ptr<FeedSource> feeds = layerwise_feeds(args.data);
+  std::unique_ptr<FeedSource> feeds = args.data.make_feeds();
 
   ModelPtr model = OnnxFromPath(args.model.model_file, args.model.load_options())();
   const std::vector<std::string> marked = marked_names(args, *model);

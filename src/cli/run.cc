@@ -38,20 +38,6 @@ void collect_runner_order(CLI::App& sub, RunArgs& args) {
   }
 }
 
-namespace {
-
-std::unique_ptr<FeedSource> make_feeds(const DataLoaderArgs& data) {
-  if (data.load_inputs.empty()) return std::make_unique<DataLoader>(data.options());
-  std::vector<TensorMap> feeds;
-  for (const auto& path : data.load_inputs) {
-    logger().info("Loading input data from {}", path);
-    for (auto& feed : io::load_inputs(path)) feeds.push_back(std::move(feed));
-  }
-  return std::make_unique<FeedList>(std::move(feeds));
-}
-
-}  // namespace
-
 int run_run(const RunArgs& args) {
   if (!args.gen_script.empty()) return write_run_script(args);
   if (run_needs_python(args)) return run_in_python(args);
@@ -60,7 +46,7 @@ int run_run(const RunArgs& args) {
   CompareFunc compare = cmp.compare_func();
   std::optional<TopKOptions> top_k;
   if (!cmp.postprocess.empty()) top_k = parse_top_k(cmp.postprocess);
-  std::unique_ptr<FeedSource> feeds = make_feeds(args.data);
+  std::unique_ptr<FeedSource> feeds = args.data.make_feeds();
   std::optional<OrtOptions> ort_options;
   for (RunnerKind k : args.runners)
     if (k == RunnerKind::kOnnxrt) ort_options = args.onnxrt.options();
