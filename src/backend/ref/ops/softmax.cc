@@ -27,6 +27,9 @@ AxisLayout axis_layout(const Shape& shape, int64_t axis_attr, bool coerce_2d) {
   return {outer, rank == 0 ? 1 : shape[axis], dims_product(shape, axis + 1, rank)};
 }
 
+// Values of exp kept per outer block (256 KiB of doubles) instead of computed twice.
+constexpr int64_t kKeptExps = int64_t{1} << 15;
+
 template <bool kLog, bool kCoerce2d>
 class Softmax : public Kernel {
  public:
@@ -46,9 +49,12 @@ class Softmax : public Kernel {
     Tensor y = uninitialized_tensor(x.dtype(), x.shape());
     const T* src = x.data<T>();
     T* dst = y.data<T>();
+    // exp(x - max) of one outer block is kept between the sum and the division when it fits,
+    // so each is computed once (the same values either way).
+    const bool keep = !kLog && n * inner <= kKeptExps;
     parallel_for(outer, grain_for(3 * n * inner), [&](int64_t b, int64_t e) {
       // The `inner` columns of one outer block are done together, along contiguous rows.
-      std::vector<double> max(inner), sum(inner);
+      std::vector<double> max(inner), sum(inner), exps(keep ? n * inner : 0);
       for (int64_t o = b; o < e; ++o) {
         const T* xs = src + o * n * inner;
         T* ys = dst + o * n * inner;
@@ -60,8 +66,11 @@ class Softmax : public Kernel {
             if (v > max[i] || std::isnan(v)) max[i] = std::isnan(max[i]) ? max[i] : v;
           }
         for (int64_t k = 0; k < n; ++k)
-          for (int64_t i = 0; i < inner; ++i)
-            sum[i] += std::exp(to_double(xs[k * inner + i]) - max[i]);
+          for (int64_t i = 0; i < inner; ++i) {
+            const double ex = std::exp(to_double(xs[k * inner + i]) - max[i]);
+            if (keep) exps[k * inner + i] = ex;
+            sum[i] += ex;
+          }
         if constexpr (kLog) {
           for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
           for (int64_t k = 0; k < n; ++k)
@@ -69,8 +78,11 @@ class Softmax : public Kernel {
               ys[k * inner + i] = narrow<T>((to_double(xs[k * inner + i]) - max[i]) - sum[i]);
         } else {
           for (int64_t k = 0; k < n; ++k)
-            for (int64_t i = 0; i < inner; ++i)
-              ys[k * inner + i] = narrow<T>(std::exp(to_double(xs[k * inner + i]) - max[i]) / sum[i]);
+            for (int64_t i = 0; i < inner; ++i) {
+              const double ex = keep ? exps[k * inner + i]
+                                     : std::exp(to_double(xs[k * inner + i]) - max[i]);
+              ys[k * inner + i] = narrow<T>(ex / sum[i]);
+            }
         }
       }
     });
