@@ -1,7 +1,7 @@
 // The shared GEMM micro-kernel (ops/gemm_kernel.h) through MatMul, Gemm and Conv: results are
 // the sequential double sum (k in increasing order, every product and addition rounded) rounded
-// once to the output type, bit for bit, on 1, 2 and 4 threads, on the vector path this CPU
-// takes and on the portable C++ path, with B / W given as inputs or as initializers (packed when
+// once to the output type, bit for bit, on 1, 2 and 4 threads, on every vector path this CPU
+// has and on the portable C++ path, with B / W given as inputs or as initializers (packed when
 // the node is prepared). NumPy computes the same sequential sum with float64 array operations.
 #include "backend/ref/ops/gemm_kernel.h"
 #include "backend/ref/ref_test_util.h"
@@ -10,11 +10,11 @@
 namespace parity::testing {
 namespace {
 
-// Runs `run` on 1, 2 and 4 threads and on the portable path; every result must have the bits of
-// the first, and that one the bits of `expected`.
+// Runs `run` on 1, 2 and 4 threads and on every code path this CPU has (portable C++, AVX2 +
+// FMA, AVX-512F); every result must have the bits of the first, and that one the bits of
+// `expected`.
 template <typename Run>
 void expect_exact_everywhere(Run run, const std::map<std::string, Tensor>& expected) {
-  SCOPED_TRACE(fmt::format("vector path {}", static_cast<int>(ref::gemm_path())));
   set_num_threads(1);
   const TensorMap first = run();
   for (const auto& [name, want] : expected)
@@ -26,12 +26,15 @@ void expect_exact_everywhere(Run run, const std::map<std::string, Tensor>& expec
       EXPECT_TRUE(tensors_identical(again.at(name), first.at(name)))
           << name << " on " << threads << " threads";
   }
-  ref::force_portable_gemm(true);
-  const TensorMap portable = run();
-  ref::force_portable_gemm(false);
+  for (ref::GemmPath path : ref::supported_gemm_paths()) {
+    ref::force_gemm_path(path);
+    const TensorMap again = run();
+    for (const auto& [name, want] : expected)
+      EXPECT_TRUE(tensors_identical(again.at(name), first.at(name)))
+          << name << " on code path " << static_cast<int>(path);
+  }
+  ref::reset_gemm_path();
   set_num_threads(0);
-  for (const auto& [name, want] : expected)
-    EXPECT_TRUE(tensors_identical(portable.at(name), first.at(name))) << name << " portable";
 }
 
 // Moves the named feed values into the model as initializers (no longer graph inputs).

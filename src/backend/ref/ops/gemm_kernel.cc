@@ -1,6 +1,7 @@
 // The micro-kernel of gemm_kernel.h in three forms giving the same bits: portable C++, AVX2 +
-// FMA (x86-64-v3) and AVX-512F, chosen once at run time. Each keeps a kGemmMR x kGemmNR tile of
-// C in registers while it walks kc values of k; the B panel's kc rows stay in L1 while the
+// FMA (x86-64-v3) and AVX-512F, chosen once at run time. Each keeps a tile of C in registers
+// (AVX-512: the whole kGemmMR x kGemmNR, 16 vectors; AVX2: a quarter) while it walks kc values of
+// k; the B panel's kc rows stay in L1 while the
 // row panels of A pass.
 //
 // The separate multiply-and-add forms are compiled with fp-contract=off: GCC would otherwise
@@ -62,7 +63,7 @@ void portable_panels(int64_t kc, const Acc* a, int64_t a_stride, int64_t row_pan
 
 #if defined(__x86_64__)
 
-// AVX-512F: a row of the tile is two vectors of 8; 12 accumulators.
+// AVX-512F: a row of the tile is two vectors of 8; 16 accumulators.
 template <bool kFused, typename Rows>
 __attribute__((target("avx512f"), optimize("fp-contract=off"), always_inline)) inline void
 avx512_tile(int64_t kc, const double* a, const double* b, Rows rows, double* c, int64_t ldc) {
@@ -101,21 +102,24 @@ __attribute__((target("avx512f"), optimize("fp-contract=off"))) void avx512_pane
                           c + ip * kGemmMR * ldc + jp * kGemmNR, ldc);
 }
 
-// AVX2 + FMA: 16 registers hold a 6 x 8 half of the tile (12 accumulators); the two halves
-// walk k one after the other, which changes nothing per element.
+// AVX2 + FMA: 16 registers hold a quarter of the tile, kAvx2Rows rows x 8 columns (8
+// accumulators); the quarters walk k one after the other, which changes nothing per element.
+constexpr int64_t kAvx2Rows = 4;
+static_assert(kGemmMR % kAvx2Rows == 0 && kGemmNR % 8 == 0);
+
 template <bool kFused, typename Rows>
 __attribute__((target("avx2,fma"), optimize("fp-contract=off"), always_inline)) inline void
-avx2_half_tile(int64_t kc, const double* a, const double* b, Rows rows, double* c,
-               int64_t ldc) {
-  __m256d acc[kGemmMR][2];
-  for (int64_t i = 0; i < kGemmMR; ++i) {
+avx2_quarter_tile(int64_t kc, const double* a, const double* b, Rows rows, double* c,
+                  int64_t ldc) {
+  __m256d acc[kAvx2Rows][2];
+  for (int64_t i = 0; i < kAvx2Rows; ++i) {
     acc[i][0] = _mm256_loadu_pd(c + i * ldc);
     acc[i][1] = _mm256_loadu_pd(c + i * ldc + 4);
   }
   for (int64_t p = 0; p < kc; ++p) {
     const __m256d b0 = _mm256_loadu_pd(b + rows(p));
     const __m256d b1 = _mm256_loadu_pd(b + rows(p) + 4);
-    for (int64_t i = 0; i < kGemmMR; ++i) {
+    for (int64_t i = 0; i < kAvx2Rows; ++i) {
       const __m256d av = _mm256_broadcast_sd(a + p * kGemmMR + i);
       if constexpr (kFused) {
         acc[i][0] = _mm256_fmadd_pd(av, b0, acc[i][0]);
@@ -126,7 +130,7 @@ avx2_half_tile(int64_t kc, const double* a, const double* b, Rows rows, double* 
       }
     }
   }
-  for (int64_t i = 0; i < kGemmMR; ++i) {
+  for (int64_t i = 0; i < kAvx2Rows; ++i) {
     _mm256_storeu_pd(c + i * ldc, acc[i][0]);
     _mm256_storeu_pd(c + i * ldc + 4, acc[i][1]);
   }
@@ -138,34 +142,56 @@ __attribute__((target("avx2,fma"), optimize("fp-contract=off"))) void avx2_panel
     int64_t b_stride, Rows rows, int64_t col_panels, double* c, int64_t ldc) {
   for (int64_t jp = 0; jp < col_panels; ++jp)
     for (int64_t ip = 0; ip < row_panels; ++ip)
-      for (int64_t half = 0; half < kGemmNR; half += 8)
-        avx2_half_tile<kFused>(kc, a + ip * a_stride, b + jp * b_stride + half, rows,
-                               c + ip * kGemmMR * ldc + jp * kGemmNR + half, ldc);
+      for (int64_t i0 = 0; i0 < kGemmMR; i0 += kAvx2Rows)
+        for (int64_t j0 = 0; j0 < kGemmNR; j0 += 8)
+          avx2_quarter_tile<kFused>(kc, a + ip * a_stride + i0, b + jp * b_stride + j0, rows,
+                                    c + (ip * kGemmMR + i0) * ldc + jp * kGemmNR + j0, ldc);
 }
 
 #endif  // __x86_64__
 
-GemmPath detect_path() {
-  if (const char* force = std::getenv("PARITY_REF_FORCE_SCALAR"); force && std::strcmp(force, "1") == 0)
-    return GemmPath::kPortable;
+bool cpu_has(GemmPath path) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return GemmPath::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GemmPath::kAvx2Fma;
+  if (path == GemmPath::kAvx512) return __builtin_cpu_supports("avx512f");
+  if (path == GemmPath::kAvx2Fma)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
+  return path == GemmPath::kPortable;
+}
+
+GemmPath detect_path() {
+  const char* force = std::getenv("PARITY_REF_FORCE_SCALAR");
+  if (force && std::strcmp(force, "1") == 0) return GemmPath::kPortable;
+  for (GemmPath path : {GemmPath::kAvx512, GemmPath::kAvx2Fma})
+    if (cpu_has(path)) return path;
   return GemmPath::kPortable;
 }
 
-std::atomic<bool> g_force_portable{false};
+constexpr int kDetected = -1;
+std::atomic<int> g_forced{kDetected};
 
 }  // namespace
 
 GemmPath gemm_path() {
   static const GemmPath detected = detect_path();
-  return g_force_portable.load(std::memory_order_relaxed) ? GemmPath::kPortable : detected;
+  const int forced = g_forced.load(std::memory_order_relaxed);
+  return forced == kDetected ? detected : static_cast<GemmPath>(forced);
 }
 
-void force_portable_gemm(bool portable) { g_force_portable.store(portable); }
+std::vector<GemmPath> supported_gemm_paths() {
+  std::vector<GemmPath> paths;
+  for (GemmPath path : {GemmPath::kPortable, GemmPath::kAvx2Fma, GemmPath::kAvx512})
+    if (cpu_has(path)) paths.push_back(path);
+  return paths;
+}
+
+void force_gemm_path(GemmPath path) {
+  if (!cpu_has(path)) path = GemmPath::kPortable;  // never run instructions the CPU lacks
+  g_forced.store(static_cast<int>(path));
+}
+
+void reset_gemm_path() { g_forced.store(kDetected); }
 
 namespace {
 

@@ -18,10 +18,11 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace parity::ref {
 
-constexpr int64_t kGemmMR = 6;    // rows of A (and C) per panel and register tile
+constexpr int64_t kGemmMR = 8;    // rows of A (and C) per panel and register tile
 constexpr int64_t kGemmNR = 16;   // columns of B (and C) per panel and register tile
 constexpr int64_t kGemmKc = 128;  // k per block: a B panel block (16 KiB) stays in L1
 
@@ -29,10 +30,14 @@ constexpr int64_t kGemmKc = 128;  // k per block: a B panel block (16 KiB) stays
 enum class GemmPath { kPortable, kAvx2Fma, kAvx512 };
 
 // Detected once: AVX-512F, else AVX2 + FMA, else portable. PARITY_REF_FORCE_SCALAR=1 in the
-// environment (read once) or force_portable_gemm(true) selects the portable path.
+// environment (read once) selects the portable path.
 GemmPath gemm_path();
-// For tests comparing the paths: true makes every later call take the portable path.
-void force_portable_gemm(bool portable);
+// The paths this CPU can take, the portable one included.
+std::vector<GemmPath> supported_gemm_paths();
+// For tests comparing the paths: every later call takes `path` (one of supported_gemm_paths()),
+// until reset_gemm_path() returns to the detected one.
+void force_gemm_path(GemmPath path);
+void reset_gemm_path();
 
 // C[row_panels * kGemmMR, col_panels * kGemmNR] += A x B over kc values of k, where A's panel
 // i starts at a + i * a_panel_stride and B's panel j at b + j * b_panel_stride.
