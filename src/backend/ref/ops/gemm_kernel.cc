@@ -1,8 +1,7 @@
 // The micro-kernel of gemm_kernel.h in three forms giving the same bits: portable C++, AVX2 +
 // FMA (x86-64-v3) and AVX-512F, chosen once at run time. Each keeps a tile of C in registers
 // (AVX-512: the whole kGemmMR x kGemmNR, 16 vectors; AVX2: a quarter) while it walks kc values of
-// k; the B panel's kc rows stay in L1 while the
-// row panels of A pass.
+// k; one B panel block is used by every row panel of A before the next (L1/L2 reuse).
 //
 // The separate multiply-and-add forms are compiled with fp-contract=off: GCC would otherwise
 // fuse a multiply followed by an add into an FMA where the target has one, and that changes the

@@ -24,7 +24,7 @@ namespace parity::ref {
 
 constexpr int64_t kGemmMR = 8;    // rows of A (and C) per panel and register tile
 constexpr int64_t kGemmNR = 16;   // columns of B (and C) per panel and register tile
-constexpr int64_t kGemmKc = 128;  // k per block: a B panel block (16 KiB) stays in L1
+constexpr int64_t kGemmKc = 256;  // k per block: C tiles are loaded and stored once per block
 
 // The code path the kernel takes on this CPU.
 enum class GemmPath { kPortable, kAvx2Fma, kAvx512 };
