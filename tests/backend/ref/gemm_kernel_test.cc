@@ -57,21 +57,21 @@ def seq_matmul(a, b):
         acc = acc + a[..., :, p:p + 1] * b[..., p:p + 1, :]
     return acc
 
-def seq_conv(x, w, b, pads, strides, dilations=(1, 1)):
+def seq_conv(x, w, b, pads, strides, dilations):
+    nd = x.ndim - 2
     x, w, b = x.astype(np.float64), w.astype(np.float64), b.astype(np.float64)
-    (n, c, h, wd), (m, _, kh, kw) = x.shape, w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
-    oh = (h + pads[0] + pads[2] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
-    ow = (wd + pads[1] + pads[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
-    acc = np.zeros((n, m, oh, ow))
-    for ci in range(c):
-        for i in range(kh):
-            for j in range(kw):
-                r, s = i * dilations[0], j * dilations[1]
-                patch = xp[:, ci, r:r + strides[0] * (oh - 1) + 1:strides[0],
-                           s:s + strides[1] * (ow - 1) + 1:strides[1]]
-                acc = acc + w[None, :, ci, i, j, None, None] * patch[:, None]
-    return acc + b[None, :, None, None]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + nd]) for i in range(nd)])
+    out = [(xp.shape[2 + i] - dilations[i] * (w.shape[2 + i] - 1) - 1) // strides[i] + 1
+           for i in range(nd)]
+    acc = np.zeros((x.shape[0], w.shape[0]) + tuple(out))
+    for ci in range(x.shape[1]):
+        for tap in np.ndindex(*w.shape[2:]):
+            window = tuple(slice(tap[i] * dilations[i],
+                                 tap[i] * dilations[i] + strides[i] * (out[i] - 1) + 1, strides[i])
+                           for i in range(nd))
+            weight = w[(None, slice(None), ci) + tap + (None,) * nd]
+            acc = acc + weight * xp[(slice(None), ci) + window][:, None]
+    return acc + b.reshape((1, -1) + (1,) * nd)
 )";
 
 TEST(GemmKernel, MatMulOnOddShapesIsTheSequentialSumOnAnyThreadCountAndPath) {
@@ -111,33 +111,38 @@ save('gemm', (0.5 * seq_matmul(a[1], v.T) + 2.0 * c.astype(np.float64)).astype(t
 }
 
 TEST(GemmKernel, ConvIsTheSequentialSumOnAnyThreadCountAndPath) {
-  // 17 channels x 3 x 3 = 153 values of k (two k blocks), 13 maps (three row panels), output
-  // planes that end in partial panels; padding, strides and dilations differ per dim. y takes
-  // the im2col path (strides), u the path reading the padded input in place (unit strides).
+  // 17 channels x 3 x 3 = 153 values of k, 13 maps (two row panels), output planes that end in
+  // partial panels; padding, strides and dilations differ per dim (z in 3-D).
   for (const char* dtype : {"float32", "float16", "float64"}) {
     SCOPED_TRACE(dtype);
     auto np = numpy_arrays(std::string(kSequentialSums) + "t = np." + dtype + R"(
 x = (rng.randn(2, 17, 39, 14) * 4).astype(t); w = (rng.randn(13, 17, 3, 3) * 4).astype(t)
 b = rng.randn(13).astype(t)
 save('x', x); save('w', w); save('b', b)
-save('y', seq_conv(x, w, b, (1, 0, 1, 2), (2, 1)).astype(t))
+save('y', seq_conv(x, w, b, (1, 0, 1, 2), (2, 1), (1, 1)).astype(t))
 save('u', seq_conv(x, w, b, (2, 1, 0, 3), (1, 1), (2, 1)).astype(t))
+v = (rng.randn(1, 3, 7, 9, 11) * 4).astype(t); k = (rng.randn(5, 3, 2, 3, 2) * 4).astype(t)
+save('v', v); save('k', k); save('c', b[:5])
+save('z', seq_conv(v, k, b[:5], (1, 0, 2, 0, 1, 1), (2, 1, 3), (2, 1, 3)).astype(t))
 )");
     const std::string type = std::string(dtype) == "float32" ? "float"
                              : std::string(dtype) == "float64" ? "double" : "float16";
     const std::string text = fmt::format(R"(
       <ir_version: 8, opset_import: ["" : 13]>
-      g ({0}[2,17,39,14] x, {0}[13,17,3,3] w, {0}[13] b) => ({0} y, {0} u) {{
+      g ({0}[2,17,39,14] x, {0}[13,17,3,3] w, {0}[13] b, {0}[1,3,7,9,11] v, {0}[5,3,2,3,2] k,
+         {0}[5] c) => ({0} y, {0} u, {0} z) {{
         y = Conv<pads = [1, 0, 1, 2], strides = [2, 1]>(x, w, b)
         u = Conv<pads = [2, 1, 0, 3], dilations = [2, 1]>(x, w, b)
+        z = Conv<pads = [1, 0, 2, 0, 1, 1], strides = [2, 1, 3], dilations = [2, 1, 3]>(v, k, c)
       }}
     )", type);
-    const std::map<std::string, Tensor> expected = {{"y", np.at("y")}, {"u", np.at("u")}};
-    expect_exact_everywhere([&] { return run_text_model(text, feed_of(np, {"x", "w", "b"})); },
-                            expected);
+    const std::map<std::string, Tensor> expected = {
+        {"y", np.at("y")}, {"u", np.at("u")}, {"z", np.at("z")}};
+    const std::vector<std::string> inputs = {"x", "w", "b", "v", "k", "c"};
+    expect_exact_everywhere([&] { return run_text_model(text, feed_of(np, inputs)); }, expected);
     expect_exact_everywhere([&] {
-      TensorMap feed = feed_of(np, {"x", "w", "b"});
-      ref::Executor executor(with_initializers(text, feed, {"w"}));
+      TensorMap feed = feed_of(np, inputs);
+      ref::Executor executor(with_initializers(text, feed, {"w", "k"}));
       return executor.run(feed);
     }, expected);
   }

@@ -1,18 +1,16 @@
 // Conv: 1-D, 2-D and 3-D convolution with pads/auto_pad, strides, dilations, groups and bias,
 // plus the attribute and shape checks the whole convolution family shares (conv_util.h).
 //
-// Floating convolutions run as a blocked GEMM in double on the micro-kernel of gemm_kernel.h:
-// per (batch, group, tile of output positions, block of output channels), the im2col matrix is
-// built kGemmKc rows at a time straight into packed panels (so memory stays bounded whatever
-// the input size) and multiplied by the packed weights (packed once when W is a constant).
-// Every output element starts at 0 and adds its products one by one in increasing k = (input
-// channel, kernel depth, height, width), computed by one work item, so the bits do not depend
-// on the thread count, the tiling or the CPU; float, float16 and bfloat16 products are exact in
-// double, so fused multiply-adds give the same bits as separate ones (double inputs multiply
-// and add separately).
+// Floating convolutions run as a blocked GEMM in double on the micro-kernel of gemm_kernel.h,
+// with no im2col matrix: the input is copied once, zero-padded and split into stride phases,
+// so that for every k = (input channel, kernel depth, height, width) the kGemmNR output
+// positions of a panel read kGemmNR consecutive values, kept in place; the kernel reads them
+// through a table of row offsets (see convolve). The weights are packed once when W is a
+// constant. Every output element starts at 0 and adds its products one by one in increasing k,
+// computed by one work item, so the bits do not depend on the thread count, the tiling or the
+// CPU; float, float16 and bfloat16 products are exact in double, so fused multiply-adds give
+// the same bits as separate ones (double inputs multiply and add separately).
 #include <optional>
-#include <tuple>
-#include <utility>
 
 #include "backend/ref/ops/conv_util.h"
 #include "backend/ref/ops/gemm_kernel.h"
@@ -85,98 +83,6 @@ PackedWeights pack_weights(const Tensor& w, int64_t group) {
   return p;
 }
 
-// Where one output position's window starts in the input, per spatial dim (3-D geometry).
-struct WindowStart {
-  int64_t d, h, w;
-};
-// Where one im2col row reads, relative to the window start: input channel offset and the
-// dilated tap position.
-struct TapOffset {
-  int64_t channel, d, h, w;
-  int64_t kw;  // the kernel column, which alone decides where a row of positions is in bounds
-};
-
-// Consecutive output positions of one output row, inside one panel of kGemmNR positions: their
-// windows start at (d, h, w + q * stride) for q < len, and they sit at index `first` of the
-// tile. bounds[kw] = the positions [lo, hi) of the run whose input column, for kernel column kw,
-// lies inside the input row (worked out once per tile, so packing needs no division).
-struct PositionRun {
-  int64_t first, len, d, h, w;
-  std::vector<std::pair<int64_t, int64_t>> bounds;
-};
-
-// The runs of the tile's positions (window starts `starts`, `len` of them).
-void position_runs(const WindowGeometry& g, const WindowStart* starts, int64_t len,
-                   std::vector<PositionRun>& runs) {
-  const int64_t sw = g.strides[2], in_w = g.in[2];
-  size_t count = 0;
-  for (int64_t i = 0; i < len; ++i) {
-    const WindowStart& s = starts[i];
-    if (count > 0 && i % kGemmNR != 0) {
-      PositionRun& r = runs[count - 1];
-      if (r.d == s.d && r.h == s.h && r.w + r.len * sw == s.w) {
-        ++r.len;
-        continue;
-      }
-    }
-    if (runs.size() == count) runs.emplace_back();  // (keeps the bounds' storage when reused)
-    PositionRun& r = runs[count++];
-    r.first = i;
-    r.len = 1;
-    r.d = s.d;
-    r.h = s.h;
-    r.w = s.w;
-  }
-  runs.resize(count);
-  for (PositionRun& r : runs) {
-    r.bounds.resize(static_cast<size_t>(g.kernel[2]));
-    for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-      const int64_t iw0 = r.w + kw * g.dilations[2];
-      const int64_t hi = iw0 > in_w - 1 ? 0 : std::min(r.len, (in_w - 1 - iw0) / sw + 1);
-      const int64_t lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
-      r.bounds[kw] = {std::min(lo, hi), hi};
-    }
-  }
-}
-
-// The im2col rows [k0, k0 + kc) for the tile's positions (`runs`, `len` in all), packed in
-// panels of kGemmNR positions (k-major within a panel); padding reads 0. Panels are written one
-// after the other, so the copy is a strided read and a sequential write.
-void pack_columns(const WindowGeometry& g, const double* x, const TapOffset* rows, int64_t kc,
-                  const std::vector<PositionRun>& runs, int64_t len, double* packed) {
-  const int64_t sw = g.strides[2], in_w = g.in[2];
-  for (size_t r0 = 0; r0 < runs.size();) {
-    const int64_t panel = runs[r0].first / kGemmNR, i0 = panel * kGemmNR;
-    size_t r1 = r0;
-    while (r1 < runs.size() && runs[r1].first / kGemmNR == panel) ++r1;
-    const int64_t width = std::min(kGemmNR, len - i0);
-    double* dst = packed + panel * kc * kGemmNR;
-    for (int64_t k = 0; k < kc; ++k, dst += kGemmNR) {
-      const TapOffset& t = rows[k];
-      for (size_t ri = r0; ri < r1; ++ri) {
-        const PositionRun& r = runs[ri];
-        const int64_t id = r.d + t.d, ih = r.h + t.h;
-        int64_t lo = 0, hi = 0;  // the run's positions [lo, hi) read inside the input row
-        if (static_cast<uint64_t>(id) < static_cast<uint64_t>(g.in[0]) &&
-            static_cast<uint64_t>(ih) < static_cast<uint64_t>(g.in[1]))
-          std::tie(lo, hi) = r.bounds[t.kw];
-        double* out = dst + (r.first - i0);
-        for (int64_t q = 0; q < lo; ++q) out[q] = 0.0;
-        if (lo < hi) {
-          const double* src = x + t.channel + (id * g.in[1] + ih) * in_w + r.w + t.w;
-          if (sw == 1)
-            for (int64_t q = lo; q < hi; ++q) out[q] = src[q];
-          else
-            for (int64_t q = lo; q < hi; ++q) out[q] = src[q * sw];
-        }
-        for (int64_t q = hi; q < r.len; ++q) out[q] = 0.0;
-      }
-      for (int64_t i = width; i < kGemmNR; ++i) dst[i] = 0.0;
-    }
-    r0 = r1;
-  }
-}
-
 // The output channels of a group cut into work items: `count` blocks of `panels_per_block`
 // weight panels (the last may be smaller), `panels` in all.
 struct MapBlocks {
@@ -195,12 +101,63 @@ MapBlocks map_blocks(int64_t panels, int64_t other_items) {
   return {panels, per, (panels + per - 1) / per};
 }
 
-// Unit strides and no negative pads: the kernel can read B straight from a zero-padded copy of
-// the input, without im2col (see convolve_in_place).
-bool reads_in_place(const WindowGeometry& g) {
-  for (size_t d = 0; d < 3; ++d)
-    if (g.strides[d] != 1 || g.pad_begin[d] < 0 || g.pad_end[d] < 0) return false;
-  return true;
+// The input as the kernel reads it. Padded coordinate P = i + pad_begin along a dim of stride s
+// lands in phase P % s at index P / s; per (batch, channel) the phases are stored one after the
+// other, each [dq, hq, wq] (the phase dims), zeros where the padding is. Output position
+// (od, oh, ow) and kernel tap t (dilated offset e = t * dilation per dim) then read phase
+// (e % s) at index o + e / s: with positions of one output depth slice numbered over the phase
+// width, q = oh * wq + ow, a tap is one constant offset, and consecutive q read consecutive
+// values. Columns ow >= the output width are computed and dropped.
+struct PhaseLayout {
+  int64_t dq, hq, wq, phase, channel;  // phase dims, phase size, channel stride
+
+  explicit PhaseLayout(const WindowGeometry& g) {
+    auto phase_dim = [&](int d) {
+      const int64_t padded = g.in[d] + g.pad_begin[d] + g.pad_end[d];
+      return (padded + g.strides[d] - 1) / g.strides[d];
+    };
+    dq = phase_dim(0);
+    hq = phase_dim(1);
+    wq = phase_dim(2);
+    phase = dq * hq * wq;
+    channel = g.strides[0] * g.strides[1] * g.strides[2] * phase;
+  }
+
+  // Where kernel tap (kd, kh, kw) of input channel c reads, relative to the position.
+  int64_t offset(const WindowGeometry& g, int64_t c, int64_t kd, int64_t kh, int64_t kw) const {
+    const int64_t ed = kd * g.dilations[0], eh = kh * g.dilations[1], ew = kw * g.dilations[2];
+    const int64_t which = ((ed % g.strides[0]) * g.strides[1] + eh % g.strides[1]) *
+                              g.strides[2] + ew % g.strides[2];
+    return c * channel + which * phase +
+           ((ed / g.strides[0]) * hq + eh / g.strides[1]) * wq + ew / g.strides[2];
+  }
+};
+
+// x [channels, in...] (all batches) copied into the phase layout, in double. A slice of zeros
+// follows the last channel: the dropped columns of the last positions read up to there.
+template <typename T>
+std::vector<double> phase_input(const Tensor& x, const WindowGeometry& g, const PhaseLayout& l) {
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  std::vector<double> xp(static_cast<size_t>(planes * l.channel + (l.hq + 1) * l.wq + kGemmNR),
+                         0.0);
+  const T* src = x.data<T>();
+  const int64_t sw = g.strides[2];
+  parallel_for(planes, grain_for(l.channel), [&](int64_t first, int64_t last) {
+    for (int64_t c = first; c < last; ++c)
+      for (int64_t d = 0; d < g.in[0]; ++d)
+        for (int64_t h = 0; h < g.in[1]; ++h) {
+          const T* row = src + ((c * g.in[0] + d) * g.in[1] + h) * g.in[2];
+          const int64_t pd = d + g.pad_begin[0], ph = h + g.pad_begin[1];
+          double* base = xp.data() + c * l.channel +
+                         ((pd % g.strides[0]) * g.strides[1] + ph % g.strides[1]) * sw * l.phase +
+                         ((pd / g.strides[0]) * l.hq + ph / g.strides[1]) * l.wq;
+          for (int64_t w = 0; w < g.in[2]; ++w) {
+            const int64_t pw = w + g.pad_begin[2];
+            base[(pw % sw) * l.phase + pw / sw] = to_double(row[w]);
+          }
+        }
+  });
+  return xp;
 }
 
 bool is_floating(DataType dtype) {
@@ -237,125 +194,32 @@ class Conv : public Kernel {
   template <typename T>
   Tensor convolve(const Tensor& x, const Tensor& w, const Tensor* bias,
                   const WindowGeometry& geometry) const {
-    const int64_t batch = x.shape()[0], maps = w.shape()[0];
+    const int64_t batch = x.shape()[0], channels = x.shape()[1], maps = w.shape()[0];
     Shape out_shape = {batch, maps};
     out_shape.insert(out_shape.end(), geometry.out.begin(), geometry.out.end());
     Tensor y = uninitialized_tensor(x.dtype(), out_shape);
     if (y.numel() == 0) return y;
     const WindowGeometry g = window_as_3d(geometry);
-    const int64_t channels = x.shape()[1], group = attrs_.group;
-    const int64_t cg = channels / group, mg = maps / group;
-    const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2], k_total = cg * taps;
-    const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
-    const int64_t positions = g.out[0] * g.out[1] * g.out[2];
+    const int64_t group = attrs_.group, cg = channels / group, mg = maps / group;
     std::optional<PackedWeights> packed_here;
     const PackedWeights* wp =
         weights_ && weights_->dtype == w.dtype() && weights_->shape == w.shape() ? &*weights_
                                                                                  : nullptr;
     if (!wp) wp = &packed_here.emplace(pack_weights<T>(w, group));
-    if (reads_in_place(g)) {
-      convolve_in_place<T>(x, g, *wp, bias, y);
-      return y;
-    }
-    const std::vector<double> xd = converted<T, double>(x);
-    const int64_t panels = wp->panels;
-    const int64_t tiles = (positions + kTile - 1) / kTile;
-    const MapBlocks blocks = map_blocks(panels, batch * group * tiles);
-    const int64_t mblocks = blocks.count, block_panels = blocks.panels_per_block;
-    const T* bs = bias ? bias->data<T>() : nullptr;
-    T* dst = y.data<T>();
-    // Where each im2col row reads: (input channel, kernel depth, height, width) in order.
-    std::vector<TapOffset> rows(static_cast<size_t>(k_total));
-    for (int64_t k = 0; k < k_total; ++k) {
-      const int64_t tap = k % taps;
-      rows[k] = {k / taps * in_plane, tap / (g.kernel[1] * g.kernel[2]) * g.dilations[0],
-                 tap / g.kernel[2] % g.kernel[1] * g.dilations[1],
-                 tap % g.kernel[2] * g.dilations[2], tap % g.kernel[2]};
-    }
-    std::vector<WindowStart> starts(static_cast<size_t>(positions));
-    for (int64_t p = 0; p < positions; ++p)
-      starts[p] = {p / (g.out[1] * g.out[2]) * g.strides[0] - g.pad_begin[0],
-                   p / g.out[2] % g.out[1] * g.strides[1] - g.pad_begin[1],
-                   p % g.out[2] * g.strides[2] - g.pad_begin[2]};
-    const int64_t items = batch * group * tiles * mblocks;
-    const int64_t item_work = block_panels * kGemmMR * std::min(kTile, positions) * k_total;
-    parallel_for(items, grain_for(item_work), [&](int64_t first, int64_t last) {
-      // Reused by every call on this thread: no allocation per convolution once warm.
-      thread_local std::vector<double> cols, acc;
-      thread_local std::vector<PositionRun> runs;
-      cols.resize(static_cast<size_t>(kGemmKc * kTile));
-      acc.resize(static_cast<size_t>(kMaxBlockPanels * kGemmMR * kTile));
-      for (int64_t item = first; item < last; ++item) {
-        const int64_t mb = item % mblocks, tile = item / mblocks % tiles;
-        const int64_t grp = item / mblocks / tiles % group, n = item / mblocks / tiles / group;
-        const int64_t p0 = tile * kTile, len = std::min(kTile, positions - p0);
-        const int64_t col_panels = (len + kGemmNR - 1) / kGemmNR, ld = col_panels * kGemmNR;
-        const int64_t panel0 = mb * block_panels;
-        const int64_t row_panels = std::min(panels, panel0 + block_panels) - panel0;
-        std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
-        const double* image = xd.data() + (n * channels + grp * cg) * in_plane;
-        position_runs(g, starts.data() + p0, len, runs);
-        const double* wg = wp->values.data() + (grp * panels + panel0) * k_total * kGemmMR;
-        for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc) {
-          const int64_t kc = std::min(kGemmKc, k_total - k0);
-          pack_columns(g, image, rows.data() + k0, kc, runs, len, cols.data());
-          gemm_panels(kc, wg + k0 * kGemmMR, k_total * kGemmMR, row_panels, cols.data(),
-                      kc * kGemmNR, col_panels, acc.data(), ld, gemm_exact_products_v<T>);
-        }
-        for (int64_t m = panel0 * kGemmMR; m < std::min(mg, (panel0 + row_panels) * kGemmMR);
-             ++m) {
-          const int64_t map = grp * mg + m;
-          const double b = bs ? to_double(bs[map]) : 0.0;
-          const double* row = acc.data() + (m - panel0 * kGemmMR) * ld;
-          T* out = dst + (n * maps + map) * positions + p0;
-          for (int64_t i = 0; i < len; ++i) out[i] = narrow<T>(row[i] + b);
-        }
-      }
-    });
-    return y;
-  }
-
-  // With unit strides, output position (od, oh, ow) reads input (od, oh, ow) + tap offset of a
-  // zero-padded copy of the input [Dp, Hp, Wp]. Numbering positions of one output depth slice
-  // over the padded width, q = oh * Wp + ow, makes the tap offset a constant per k: kGemmNR
-  // consecutive q are kGemmNR consecutive inputs, so the kernel reads B in place through a
-  // table of row offsets (one per k, in the same (channel, kd, kh, kw) order as im2col, so the
-  // same sums). Columns ow >= OW are computed and dropped.
-  template <typename T>
-  void convolve_in_place(const Tensor& x, const WindowGeometry& g, const PackedWeights& wp,
-                         const Tensor* bias, Tensor& y) const {
-    const int64_t batch = x.shape()[0], channels = x.shape()[1], maps = y.shape()[1];
-    const int64_t group = attrs_.group, cg = channels / group, mg = maps / group;
-    const int64_t dp = g.in[0] + g.pad_begin[0] + g.pad_end[0];
-    const int64_t hp = g.in[1] + g.pad_begin[1] + g.pad_end[1];
-    const int64_t wpad = g.in[2] + g.pad_begin[2] + g.pad_end[2];
-    const int64_t plane = dp * hp * wpad, slice = hp * wpad;
+    const PhaseLayout l(g);
+    const std::vector<double> xp = phase_input<T>(x, g, l);
+    // One row offset per k, in the order (input channel, kernel depth, height, width).
     const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2], k_total = cg * taps;
-    // The padded input in double, plus kGemmNR values read (and dropped) past the last plane.
-    std::vector<double> xp(static_cast<size_t>(batch * channels * plane + kGemmNR), 0.0);
-    const T* src = x.data<T>();
-    parallel_for(batch * channels, grain_for(plane), [&](int64_t first, int64_t last) {
-      for (int64_t c = first; c < last; ++c)
-        for (int64_t d = 0; d < g.in[0]; ++d)
-          for (int64_t h = 0; h < g.in[1]; ++h) {
-            const T* row = src + ((c * g.in[0] + d) * g.in[1] + h) * g.in[2];
-            double* out = xp.data() + c * plane + (d + g.pad_begin[0]) * slice +
-                          (h + g.pad_begin[1]) * wpad + g.pad_begin[2];
-            for (int64_t w = 0; w < g.in[2]; ++w) out[w] = to_double(row[w]);
-          }
-    });
     std::vector<int64_t> offsets(static_cast<size_t>(k_total));
     for (int64_t k = 0; k < k_total; ++k) {
       const int64_t tap = k % taps;
-      offsets[k] = k / taps * plane +
-                   tap / (g.kernel[1] * g.kernel[2]) * g.dilations[0] * slice +
-                   tap / g.kernel[2] % g.kernel[1] * g.dilations[1] * wpad +
-                   tap % g.kernel[2] * g.dilations[2];
+      offsets[k] = l.offset(g, k / taps, tap / (g.kernel[1] * g.kernel[2]),
+                            tap / g.kernel[2] % g.kernel[1], tap % g.kernel[2]);
     }
     const int64_t out_h = g.out[1], out_w = g.out[2], out_slice = out_h * out_w;
-    const int64_t span = (out_h - 1) * wpad + out_w;  // q of one output depth slice
+    const int64_t span = (out_h - 1) * l.wq + out_w;  // q of one output depth slice
     const int64_t tiles = (span + kTile - 1) / kTile;
-    const MapBlocks blocks = map_blocks(wp.panels, batch * group * g.out[0] * tiles);
+    const MapBlocks blocks = map_blocks(wp->panels, batch * group * g.out[0] * tiles);
     const int64_t items = batch * group * g.out[0] * tiles * blocks.count;
     const int64_t item_work = blocks.panels_per_block * kGemmMR * std::min(kTile, span) * k_total;
     const T* bs = bias ? bias->data<T>() : nullptr;
@@ -379,8 +243,10 @@ class Conv : public Kernel {
         const int64_t row_panels =
             std::min(blocks.panels, panel0 + blocks.panels_per_block) - panel0;
         std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
-        const double* b = xp.data() + (n * channels + grp * cg) * plane + od * slice + q0;
-        const double* wg = wp.values.data() + (grp * blocks.panels + panel0) * k_total * kGemmMR;
+        const double* b = xp.data() + (n * channels + grp * cg) * l.channel +
+                          od * l.hq * l.wq + q0;
+        const double* wg =
+            wp->values.data() + (grp * blocks.panels + panel0) * k_total * kGemmMR;
         for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc)
           gemm_rows(std::min(kGemmKc, k_total - k0), wg + k0 * kGemmMR, k_total * kGemmMR,
                     row_panels, b, offsets.data() + k0, col_panels, acc.data(), ld,
@@ -390,16 +256,17 @@ class Conv : public Kernel {
           const int64_t map = grp * mg + m;
           const double bv = bs ? to_double(bs[map]) : 0.0;
           const double* row = acc.data() + (m - panel0 * kGemmMR) * ld;
-          T* out = dst + (n * maps + map) * g.out[0] * out_slice + od * out_slice;
+          T* out = dst + ((n * maps + map) * g.out[0] + od) * out_slice;
           // The tile's q, output row by output row, skipping the dropped columns.
-          for (int64_t q = q0; q < q0 + len; q = (q / wpad + 1) * wpad) {
-            const int64_t oh = q / wpad, end = std::min(q0 + len, oh * wpad + out_w);
+          for (int64_t q = q0; q < q0 + len; q = (q / l.wq + 1) * l.wq) {
+            const int64_t oh = q / l.wq, end = std::min(q0 + len, oh * l.wq + out_w);
             for (int64_t i = q; i < end; ++i)
-              out[oh * out_w + (i - oh * wpad)] = narrow<T>(row[i - q0] + bv);
+              out[oh * out_w + (i - oh * l.wq)] = narrow<T>(row[i - q0] + bv);
           }
         }
       }
     });
+    return y;
   }
 
   ConvAttrs attrs_;
