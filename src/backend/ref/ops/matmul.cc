@@ -109,12 +109,12 @@ class MatMul : public Kernel {
     const int64_t m = g.m, k = g.k, n = g.n;
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
-    PackedB<Acc> packed_here;
+    thread_local PackedB<Acc> packed_here;  // reused by the next product on this thread
     const PackedB<Acc>* packed = nullptr;
     if constexpr (std::is_same_v<Acc, double>)
       packed = constant_b_ ? constant_b_->match(b) : nullptr;
     if (!packed) {
-      packed_here = pack_b<Acc>(g.b_count, k, n, [&](int64_t i, int64_t p, int64_t j) {
+      pack_b_into(packed_here, g.b_count, k, n, [&](int64_t i, int64_t p, int64_t j) {
         return to_matmul_acc(pb[(i * k + p) * n + j]);
       });
       packed = &packed_here;
@@ -201,12 +201,12 @@ class Gemm : public Kernel {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     const bool ta = trans_a_, tb = trans_b_;
-    PackedB<Acc> packed_here;
+    thread_local PackedB<Acc> packed_here;  // reused by the next product on this thread
     const PackedB<Acc>* packed = nullptr;
     if constexpr (std::is_same_v<Acc, double>)
       packed = constant_b_ ? constant_b_->match(b) : nullptr;
     if (!packed) {
-      packed_here = pack_b<Acc>(1, k, n, [&](int64_t, int64_t p, int64_t j) {
+      pack_b_into(packed_here, 1, k, n, [&](int64_t, int64_t p, int64_t j) {
         return to_matmul_acc(tb ? pb[j * k + p] : pb[p * n + j]);
       });
       packed = &packed_here;

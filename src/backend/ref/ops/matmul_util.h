@@ -44,10 +44,10 @@ struct PackedB {
   const Acc* matrix(int64_t i) const { return values.data() + i * panels * k * kGemmNR; }
 };
 
-// get(i, p, j) is element (p, j) of matrix i, as Acc.
+// Packs `count` B matrices [k, n] into b (its storage is reused when large enough); get(i, p,
+// j) is element (p, j) of matrix i, as Acc.
 template <typename Acc, typename Get>
-PackedB<Acc> pack_b(int64_t count, int64_t k, int64_t n, Get get) {
-  PackedB<Acc> b;
+void pack_b_into(PackedB<Acc>& b, int64_t count, int64_t k, int64_t n, Get get) {
   b.k = k;
   b.n = n;
   b.panels = (n + kGemmNR - 1) / kGemmNR;
@@ -63,6 +63,12 @@ PackedB<Acc> pack_b(int64_t count, int64_t k, int64_t n, Get get) {
       }
     }
   });
+}
+
+template <typename Acc, typename Get>
+PackedB<Acc> pack_b(int64_t count, int64_t k, int64_t n, Get get) {
+  PackedB<Acc> b;
+  pack_b_into(b, count, k, n, get);
   return b;
 }
 
@@ -100,11 +106,16 @@ void multiply_blocks(int64_t batches, int64_t m, const PackedB<Acc>& b,
   // A, every batch, converted and packed once in panels of kGemmMR rows over the whole k (as B),
   // so the column blocks of a row block share it.
   const int64_t m_panels = (m + kGemmMR - 1) / kGemmMR, a_panel_size = k * kGemmMR;
-  std::vector<Acc> a_packed(static_cast<size_t>(batches * m_panels * a_panel_size));
+  // Kept by the calling thread for its next product: no allocation (and no fresh pages to
+  // fault in) per call once warm.
+  // (Workers see their own thread_local objects: they use the caller's through this pointer.)
+  thread_local std::vector<Acc> a_buffer;
+  a_buffer.resize(static_cast<size_t>(batches * m_panels * a_panel_size));
+  Acc* const a_packed = a_buffer.data();
   parallel_for(batches * m_panels, grain_for(a_panel_size), [&](int64_t first, int64_t last) {
     for (int64_t item = first; item < last; ++item) {
       const int64_t t = item / m_panels, r0 = item % m_panels * kGemmMR;
-      Acc* panel = a_packed.data() + item * a_panel_size;
+      Acc* panel = a_packed + item * a_panel_size;
       for (int64_t i = 0; i < kGemmMR; ++i) {
         if (r0 + i < m)
           for (int64_t p = 0; p < k; ++p) panel[p * kGemmMR + i] = get_a(t, r0 + i, p);
@@ -128,7 +139,7 @@ void multiply_blocks(int64_t batches, int64_t m, const PackedB<Acc>& b,
       const int64_t j0 = jp0 * kGemmNR, cols = std::min(n - j0, col_panels * kGemmNR);
       Acc* c = c_block.data();
       std::fill(c, c + row_panels * kGemmMR * ldc, Acc(0));
-      const Acc* am = a_packed.data() + (t * m_panels + r0 / kGemmMR) * a_panel_size;
+      const Acc* am = a_packed + (t * m_panels + r0 / kGemmMR) * a_panel_size;
       const Acc* bm = b.matrix(b_index[t]) + jp0 * k * kGemmNR;
       for (int64_t k0 = 0; k0 < k; k0 += kGemmKc) {
         const int64_t kc = std::min(kGemmKc, k - k0);
