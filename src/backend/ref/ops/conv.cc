@@ -133,13 +133,13 @@ struct PhaseLayout {
   }
 };
 
-// x [channels, in...] (all batches) copied into the phase layout, in double. A slice of zeros
-// follows the last channel: the dropped columns of the last positions read up to there.
+// x [channels, in...] (all batches) copied into xp in the phase layout, in double. A slice of
+// zeros follows the last channel: the dropped columns of the last positions read up to there.
 template <typename T>
-std::vector<double> phase_input(const Tensor& x, const WindowGeometry& g, const PhaseLayout& l) {
+void phase_input(const Tensor& x, const WindowGeometry& g, const PhaseLayout& l,
+                 std::vector<double>& xp) {
   const int64_t planes = x.shape()[0] * x.shape()[1];
-  std::vector<double> xp(static_cast<size_t>(planes * l.channel + (l.hq + 1) * l.wq + kGemmNR),
-                         0.0);
+  xp.assign(static_cast<size_t>(planes * l.channel + (l.hq + 1) * l.wq + kGemmNR), 0.0);
   const T* src = x.data<T>();
   const int64_t sw = g.strides[2];
   parallel_for(planes, grain_for(l.channel), [&](int64_t first, int64_t last) {
@@ -157,7 +157,6 @@ std::vector<double> phase_input(const Tensor& x, const WindowGeometry& g, const 
           }
         }
   });
-  return xp;
 }
 
 bool is_floating(DataType dtype) {
@@ -207,7 +206,11 @@ class Conv : public Kernel {
                                                                                  : nullptr;
     if (!wp) wp = &packed_here.emplace(pack_weights<T>(w, group));
     const PhaseLayout l(g);
-    const std::vector<double> xp = phase_input<T>(x, g, l);
+    // Kept by the calling thread for its next convolution (no fresh pages to fault in); the
+    // workers read it through this pointer, not their own thread_local.
+    thread_local std::vector<double> xp_buffer;
+    phase_input<T>(x, g, l, xp_buffer);
+    const double* const xp = xp_buffer.data();
     // One row offset per k, in the order (input channel, kernel depth, height, width).
     const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2], k_total = cg * taps;
     std::vector<int64_t> offsets(static_cast<size_t>(k_total));
@@ -243,7 +246,7 @@ class Conv : public Kernel {
         const int64_t row_panels =
             std::min(blocks.panels, panel0 + blocks.panels_per_block) - panel0;
         std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
-        const double* b = xp.data() + (n * channels + grp * cg) * l.channel +
+        const double* b = xp + (n * channels + grp * cg) * l.channel +
                           od * l.hq * l.wq + q0;
         const double* wg =
             wp->values.data() + (grp * blocks.panels + panel0) * k_total * kGemmMR;
