@@ -20,7 +20,6 @@ constexpr int kLanes = 8;
 
 using radix::for_each_slab;
 using radix::key_of;
-using radix::kRadixBits;
 using radix::StreamInfo;
 using radix::value_of_key;
 
@@ -108,12 +107,6 @@ __attribute__((target_clones("avx2", "default"))) void sum_f32(const float* v, i
 __attribute__((target_clones("avx2", "default"))) void sum_f64(const double* v, int64_t n,
                                                                 double shift, double* lane) {
   sum_body(v, n, shift, lane);
-}
-
-template <typename T>
-__attribute__((always_inline)) inline void histogram_body(const T* v, int64_t n, uint32_t* h) {
-  constexpr int shift = static_cast<int>(sizeof(T)) * 8 - kRadixBits;
-  for (int64_t i = 0; i < n; ++i) ++h[key_of(v[i]) >> shift];
 }
 
 __attribute__((target_clones("avx2", "default"))) void sums_f32(const float* v, int64_t n,
@@ -214,6 +207,39 @@ double interpolate(Position p, int64_t n, const std::map<int64_t, uint64_t>& key
   return p.t >= 0.5 ? b - diff * (1 - p.t) : a + diff * p.t;
 }
 
+// Brackets around the ranks of every stream too large to gather whole, from every
+// sample_stride-th block of the data.
+std::vector<radix::Bracket> sample_brackets(const StreamSource& src,
+                                            const std::vector<StreamInfo>& info,
+                                            const std::vector<std::vector<int64_t>>& ranks) {
+  const size_t ns = info.size();
+  const int64_t n = src.size();
+  std::vector<radix::Bracket> brackets(ns);
+  std::vector<std::vector<uint64_t>> sample(ns);
+  bool any = false;
+  for (size_t s = 0; s < ns; ++s) any |= !ranks[s].empty() && n > radix::gather_limit(n);
+  if (!any) return brackets;
+  const int64_t step = radix::sample_stride(n) * kStatsBlock;
+  for (size_t s = 0; s < ns; ++s)
+    if (!ranks[s].empty()) sample[s].reserve(static_cast<size_t>(n / step + 1) * kStatsBlock);
+  auto b = std::make_unique<StreamBlock>();
+  for (int64_t at = 0; at < n; at += step) {
+    const int64_t m = std::min(kStatsBlock, n - at);
+    src.read(at, m, *b);
+    for (size_t s = 0; s < ns; ++s) {
+      if (ranks[s].empty()) continue;
+      for (int64_t i = 0; i < m; ++i)
+        sample[s].push_back(info[s].single ? key_of(b->f[s][i]) : key_of(b->d[s][i]));
+    }
+  }
+  parallel_for(static_cast<int64_t>(ns), 1, [&](int64_t first, int64_t last) {
+    for (size_t s = static_cast<size_t>(first); s < static_cast<size_t>(last); ++s)
+      if (!ranks[s].empty())
+        brackets[s] = radix::bracket_from_sample(sample[s], n, ranks[s], info[s].single);
+  });
+  return brackets;
+}
+
 }  // namespace
 
 double LaneSum::total() const { return lane_total(lane); }
@@ -249,10 +275,25 @@ FusedStats compute_fused_stats(const StreamSource& src,
   auto wants_order = [&](size_t s) {
     return s < requests.size() && (requests[s].median || !requests[s].quantiles.empty());
   };
-  // Small arrays are selected in full; larger ones start from a histogram of the fused pass.
-  const int64_t gather_limit = radix::gather_limit(n);
-  std::vector<char> histogram(ns, 0);
-  for (size_t s = 0; s < ns; ++s) histogram[s] = wants_order(s) && n > gather_limit;
+  // The ranks every requested median and quantile needs (NumPy's positions).
+  std::vector<std::vector<int64_t>> ranks(ns);
+  std::vector<std::vector<Position>> positions(ns);
+  for (size_t s = 0; s < ns; ++s) {
+    if (!wants_order(s) || n == 0) continue;
+    if (requests[s].median) {
+      positions[s].push_back(position_of(static_cast<double>(n - 1) / 2, n));
+      add_ranks(positions[s].back(), n, ranks[s]);
+    }
+    for (double q : requests[s].quantiles) {
+      positions[s].push_back(position_of(q * static_cast<double>(n - 1), n));
+      add_ranks(positions[s].back(), n, ranks[s]);
+    }
+    std::sort(ranks[s].begin(), ranks[s].end());
+    ranks[s].erase(std::unique(ranks[s].begin(), ranks[s].end()), ranks[s].end());
+  }
+  // Small arrays are selected in full; larger ones are bracketed from a sample, so that the
+  // fused pass itself gathers the keys around the wanted ranks.
+  std::vector<radix::Bracket> brackets = sample_brackets(src, info, ranks);
 
   // Shifts: the first element, so that the variance does not cancel catastrophically.
   auto first = std::make_unique<StreamBlock>();
@@ -267,15 +308,13 @@ FusedStats compute_fused_stats(const StreamSource& src,
 
   const int64_t chunks = (n + kStatsGrain - 1) / kStatsGrain;
   std::vector<Partial> parts(static_cast<size_t>(chunks) * ns);
-  std::vector<std::vector<uint64_t>> first_level(ns);
-  for (size_t s = 0; s < ns; ++s)
-    if (histogram[s]) first_level[s].assign(size_t{1} << kRadixBits, 0);
+  std::vector<radix::BracketFound> found(ns);
+  for (size_t s = 0; s < ns; ++s) found[s].init(brackets[s]);
   FusedStats r;
   std::mutex mutex;
   for_each_slab(n, [&](int64_t begin, int64_t end, StreamBlock& b) {
-    std::vector<std::vector<uint32_t>> hist(ns);
-    for (size_t s = 0; s < ns; ++s)
-      if (histogram[s]) hist[s].assign(size_t{1} << kRadixBits, 0);
+    std::vector<radix::BracketFound> local(ns);
+    for (size_t s = 0; s < ns; ++s) local[s].init(brackets[s]);
     int64_t counts[2] = {0, 0};
     for (int64_t chunk = begin; chunk < end; chunk += kStatsGrain) {
       const int64_t chunk_end = std::min(end, chunk + kStatsGrain);
@@ -289,11 +328,11 @@ FusedStats compute_fused_stats(const StreamSource& src,
           if (info[s].single) {
             sums(b.f[s], m, shift[s], lanes[s]);
             fold_block(b.f[s], at, m, p[s]);
-            if (histogram[s]) histogram_body(b.f[s], m, hist[s].data());
+            radix::bracket_block(b.f[s], m, brackets[s], local[s]);
           } else {
             sums(b.d[s], m, shift[s], lanes[s]);
             fold_block(b.d[s], at, m, p[s]);
-            if (histogram[s]) histogram_body(b.d[s], m, hist[s].data());
+            radix::bracket_block(b.d[s], m, brackets[s], local[s]);
           }
         }
       }
@@ -306,13 +345,10 @@ FusedStats compute_fused_stats(const StreamSource& src,
     std::lock_guard<std::mutex> lock(mutex);
     r.counts[0] += counts[0];
     r.counts[1] += counts[1];
-    for (size_t s = 0; s < ns; ++s)
-      for (size_t j = 0; j < hist[s].size(); ++j) first_level[s][j] += hist[s][j];
+    for (size_t s = 0; s < ns; ++s) found[s].merge(local[s], brackets[s]);
   });
 
   // Combined in chunk order: the same bits for any number of threads.
-  std::vector<std::vector<int64_t>> ranks(ns);
-  std::vector<std::vector<Position>> positions(ns);
   r.basic.resize(ns);
   r.order.resize(ns);
   for (size_t s = 0; s < ns; ++s) {
@@ -342,20 +378,23 @@ FusedStats compute_fused_stats(const StreamSource& src,
         st.max = t.max, st.argmax = t.argmax;
       }
     }
-    if (!wants_order(s) || n == 0 || st.has_nan) continue;
-    if (requests[s].median) {
-      positions[s].push_back(position_of(static_cast<double>(n - 1) / 2, n));
-      add_ranks(positions[s].back(), n, ranks[s]);
-    }
-    for (double q : requests[s].quantiles) {
-      positions[s].push_back(position_of(q * static_cast<double>(n - 1), n));
-      add_ranks(positions[s].back(), n, ranks[s]);
-    }
-    std::sort(ranks[s].begin(), ranks[s].end());
-    ranks[s].erase(std::unique(ranks[s].begin(), ranks[s].end()), ranks[s].end());
+    if (st.has_nan) ranks[s].clear();  // every order statistic is NaN
   }
 
-  const auto keys = radix::select_ranks(src, info, ranks, first_level);
+  // The ranks found in their brackets; the rest (a sample unlike the whole) by radix selection,
+  // from a histogram of the top key bits in a pass of its own.
+  std::vector<std::map<int64_t, uint64_t>> keys(ns);
+  parallel_for(static_cast<int64_t>(ns), 1, [&](int64_t first, int64_t last) {
+    for (size_t s = static_cast<size_t>(first); s < static_cast<size_t>(last); ++s)
+      if (!brackets[s].lo.empty() &&
+          radix::resolve_bracket(brackets[s], found[s], ranks[s], keys[s]))
+        ranks[s].clear();
+  });
+  found.clear();
+  const auto selected =
+      radix::select_ranks(src, info, ranks, std::vector<std::vector<uint64_t>>(ns));
+  for (size_t s = 0; s < ns; ++s)
+    keys[s].insert(selected[s].begin(), selected[s].end());
   for (size_t s = 0; s < ns && s < requests.size(); ++s) {
     const NumKind kind = src.kind(static_cast<int>(s));
     OrderStats& o = r.order[s];

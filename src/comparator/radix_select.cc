@@ -1,5 +1,6 @@
 #include "comparator/radix_select.h"
 
+#include <cmath>
 #include <mutex>
 
 namespace parity::radix {
@@ -173,8 +174,86 @@ void serve_nodes(const StreamSource& src, const std::vector<StreamInfo>& info,
   });
 }
 
-// The keys at the wanted ranks of every stream, from the first-level histograms (empty for a
-// stream selected in full from the start).
+constexpr size_t kMaxIntervals = 16;
+
+// The keys of a block; per interval, how many keys lie below it, in it, and at its low end
+// (counted in the key type: a block's counts fit); and per key, whether it lies strictly between
+// the ends of an interval (1 <= key - lo < width, as `key - lo - 1 < width - 1` in unsigned
+// arithmetic; an interval narrower than 2 holds nothing strictly between).
+template <typename T, typename K>
+__attribute__((always_inline)) inline void bracket_scan_body(const T* v, int64_t n, const K* lo,
+                                                             const K* width, size_t m, K* keys,
+                                                             K* hit, int64_t* counts) {
+  for (int64_t i = 0; i < n; ++i) keys[i] = key_of(v[i]);
+  for (int64_t i = 0; i < n; ++i) hit[i] = 0;
+  for (size_t j = 0; j < m; ++j) {
+    const K l = lo[j], w = width[j], between = w >= 2 ? w - 1 : 0;
+    K below = 0, inside = 0, at_lo = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const K d = keys[i] - l;
+      below += keys[i] < l;
+      inside += d <= w;
+      at_lo += d == 0;
+      hit[i] |= static_cast<K>(d - 1) < between;
+    }
+    counts[3 * j] += static_cast<int64_t>(below);
+    counts[3 * j + 1] += static_cast<int64_t>(inside);
+    counts[3 * j + 2] += static_cast<int64_t>(at_lo);
+  }
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void bracket_scan_f32(
+    const float* v, int64_t n, const uint32_t* lo, const uint32_t* width, size_t m,
+    uint32_t* keys, uint32_t* hit, int64_t* counts) {
+  bracket_scan_body(v, n, lo, width, m, keys, hit, counts);
+}
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void bracket_scan_f64(
+    const double* v, int64_t n, const uint64_t* lo, const uint64_t* width, size_t m,
+    uint64_t* keys, uint64_t* hit, int64_t* counts) {
+  bracket_scan_body(v, n, lo, width, m, keys, hit, counts);
+}
+
+template <typename T, typename K>
+void bracket_block_of(const T* v, int64_t n, const Bracket& b, BracketFound& f) {
+  const size_t m = b.lo.size();
+  if (m == 0) return;
+  // Only the keys strictly between the ends are gathered: the ends are counted (outputs and
+  // their differences repeat values often, and a repeated end would fill the gathered keys).
+  K lo[kMaxIntervals], width[kMaxIntervals];
+  for (size_t j = 0; j < m; ++j) {
+    lo[j] = static_cast<K>(b.lo[j]);
+    width[j] = static_cast<K>(b.hi[j] - b.lo[j]);
+  }
+  alignas(64) K keys[kStatsBlock], hit[kStatsBlock];
+  if constexpr (sizeof(K) == 4)
+    bracket_scan_f32(v, n, lo, width, m, keys, hit, f.counts.data());
+  else
+    bracket_scan_f64(v, n, lo, width, m, keys, hit, f.counts.data());
+  if (static_cast<int64_t>(f.keys.size()) > b.cap) return;  // past the cap: failed
+  // The hits: groups without one skipped at once (hits are few), the rest stored without a
+  // branch per element (hits are irregular).
+  alignas(64) K kept[kStatsBlock];
+  int64_t hits = 0;
+  constexpr int64_t kGroup = 64 / sizeof(K);  // one cache line of flags, read as 8 words
+  int64_t at = 0;
+  for (; at + kGroup <= n; at += kGroup) {
+    uint64_t words[8];
+    std::memcpy(words, hit + at, sizeof words);
+    if ((words[0] | words[1] | words[2] | words[3] | words[4] | words[5] | words[6] |
+         words[7]) == 0)
+      continue;
+    for (int64_t i = at; i < at + kGroup; ++i) {
+      kept[hits] = keys[i];
+      hits += hit[i] != 0;
+    }
+  }
+  for (int64_t i = at; i < n; ++i) {
+    kept[hits] = keys[i];
+    hits += hit[i] != 0;
+  }
+  f.keys.insert(f.keys.end(), kept, kept + hits);
+}
+
 }  // namespace
 
 std::vector<std::map<int64_t, uint64_t>> select_ranks(
@@ -230,6 +309,140 @@ std::vector<std::map<int64_t, uint64_t>> select_ranks(
     }
   }
   return found;
+}
+
+}  // namespace parity::radix
+
+namespace parity::radix {
+
+namespace {
+
+// The keys at `positions` (ascending, distinct) of `keys` in sorted order: nth_element at the
+// middle one, then each half on its own side (a sweep from the left would rescan the right end
+// for every position).
+std::map<int64_t, uint64_t> select_positions(std::vector<uint64_t>& keys,
+                                             const std::vector<int64_t>& positions) {
+  std::map<int64_t, uint64_t> at;
+  const auto select = [&](const auto& self, size_t first, size_t last, int64_t from,
+                          int64_t to) -> void {
+    if (first >= last) return;
+    const size_t mid = first + (last - first) / 2;
+    const auto it = keys.begin() + positions[mid];
+    std::nth_element(keys.begin() + from, it, keys.begin() + to);
+    at[positions[mid]] = *it;
+    self(self, first, mid, from, positions[mid]);
+    self(self, mid + 1, last, positions[mid] + 1, to);
+  };
+  select(select, 0, positions.size(), 0, static_cast<int64_t>(keys.size()));
+  return at;
+}
+
+}  // namespace
+
+void BracketFound::init(const Bracket& b) {
+  counts.assign(3 * b.lo.size(), 0);
+  keys.clear();
+}
+
+void BracketFound::merge(BracketFound& other, const Bracket& b) {
+  for (size_t j = 0; j < counts.size(); ++j) counts[j] += other.counts[j];
+  if (static_cast<int64_t>(keys.size() + other.keys.size()) > b.cap) {
+    overflow = true;  // too many to select from: resolve_bracket falls back
+    std::vector<uint64_t>().swap(keys);
+  }
+  if (!overflow) keys.insert(keys.end(), other.keys.begin(), other.keys.end());
+}
+
+Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,
+                            const std::vector<int64_t>& ranks, bool single) {
+  Bracket b;
+  const int64_t m = static_cast<int64_t>(sample.size());
+  if (m == 0 || ranks.empty() || ranks.size() > kMaxIntervals) return b;
+  // The extreme keys are NaNs', never selected (a NaN makes every order statistic NaN).
+  const uint64_t max_key = single ? uint64_t{0xfffffffe} : ~uint64_t{0} - 1;
+  // Rank r sits near sample position r * m / n, give or take sqrt(m * q * (1 - q)) for a random
+  // sample at q = r / n; the margin is four times that.
+  std::vector<std::pair<int64_t, int64_t>> spans;  // sample positions; -1 and m: open ends
+  std::vector<int64_t> wanted;
+  for (int64_t r : ranks) {
+    const double q = (static_cast<double>(r) + 0.5) / static_cast<double>(n);
+    const double p = q * static_cast<double>(m) - 0.5;
+    const int64_t margin =
+        static_cast<int64_t>(4 * std::sqrt(static_cast<double>(m) * q * (1 - q))) + 16;
+    int64_t lo = static_cast<int64_t>(std::floor(p)) - margin;
+    int64_t hi = static_cast<int64_t>(std::ceil(p)) + margin;
+    lo = lo < 0 ? -1 : lo;
+    hi = hi >= m ? m : hi;
+    if (!spans.empty() && lo <= spans.back().second)  // overlapping
+      spans.back().second = std::max(spans.back().second, hi);
+    else spans.emplace_back(lo, hi);
+  }
+  for (const auto& [lo, hi] : spans) {
+    if (lo >= 0) wanted.push_back(lo);
+    if (hi < m) wanted.push_back(hi);
+  }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  const std::map<int64_t, uint64_t> at = select_positions(sample, wanted);
+  for (const auto& [lo_pos, hi_pos] : spans) {
+    const uint64_t lo = lo_pos < 0 ? 0 : at.at(lo_pos);
+    const uint64_t hi = hi_pos >= m ? max_key : at.at(hi_pos);
+    if (!b.lo.empty() && lo <= b.hi.back()) {
+      b.hi.back() = std::max(b.hi.back(), hi);
+    } else {
+      b.lo.push_back(lo);
+      b.hi.push_back(hi);
+    }
+  }
+  b.cap = 8 * gather_limit(n);
+  return b;
+}
+
+void bracket_block(const float* v, int64_t n, const Bracket& b, BracketFound& found) {
+  bracket_block_of<float, uint32_t>(v, n, b, found);
+}
+
+void bracket_block(const double* v, int64_t n, const Bracket& b, BracketFound& found) {
+  bracket_block_of<double, uint64_t>(v, n, b, found);
+}
+
+bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<int64_t>& ranks,
+                     std::map<int64_t, uint64_t>& out) {
+  if (found.overflow) return false;
+  // In key order an interval is: its low end repeated, the gathered keys between the ends, its
+  // high end repeated. The gathered keys of all intervals, sorted, are each interval's in turn.
+  const size_t m = b.lo.size();
+  std::vector<int64_t> between(m, 0);
+  for (uint64_t key : found.keys) {
+    size_t j = 0;
+    while (key > b.hi[j]) ++j;
+    ++between[j];
+  }
+  std::vector<std::pair<int64_t, int64_t>> from_gathered;  // (rank, position among gathered)
+  std::vector<int64_t> positions;
+  std::map<int64_t, uint64_t> got;
+  int64_t gathered_before = 0;
+  size_t j = 0;
+  for (int64_t r : ranks) {
+    while (j < m && r >= found.counts[3 * j] + found.counts[3 * j + 1]) {
+      gathered_before += between[j];
+      ++j;
+    }
+    if (j == m || r < found.counts[3 * j]) return false;
+    const int64_t within = r - found.counts[3 * j], at_lo = found.counts[3 * j + 2];
+    if (within < at_lo) {
+      got[r] = b.lo[j];
+    } else if (within >= at_lo + between[j]) {
+      got[r] = b.hi[j];
+    } else {
+      from_gathered.emplace_back(r, gathered_before + within - at_lo);
+      positions.push_back(from_gathered.back().second);
+    }
+  }
+  const std::map<int64_t, uint64_t> at = select_positions(found.keys, positions);
+  for (const auto& [r, position] : from_gathered) got[r] = at.at(position);
+  out = std::move(got);
+  return true;
 }
 
 }  // namespace parity::radix

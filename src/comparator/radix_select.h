@@ -70,6 +70,42 @@ struct StreamInfo {
   int key_bits = 64;
 };
 
+// Sampled brackets: key intervals around a stream's wanted ranks, chosen from a strided sample
+// before the fused pass, which then counts the keys below each interval, in it and at its ends,
+// and gathers the keys strictly between its ends. A rank inside its interval is selected from the gathered keys with no further pass; a
+// miss (a sample unlike the whole) or an interval too full to gather falls back to select_ranks.
+struct Bracket {
+  std::vector<uint64_t> lo, hi;  // inclusive, ascending, disjoint
+  int64_t cap = 0;               // most keys gathered
+};
+
+// What a pass found in one stream's intervals. Counts are exact integers and the gathered keys
+// a multiset, so merged slabs give the same selection for any thread count.
+struct BracketFound {
+  std::vector<int64_t> counts;  // per interval: keys below it, in it, at its low end
+  std::vector<uint64_t> keys;   // strictly between an interval's ends, in any order
+  bool overflow = false;       // more than cap keys: not selected from
+  void init(const Bracket& b);
+  void merge(BracketFound& other, const Bracket& b);
+};
+
+// Blocks of kStatsBlock elements between sampled ones.
+inline int64_t sample_stride(int64_t n) {
+  return std::max<int64_t>(32, n / kStatsBlock / 4096);
+}
+
+// The intervals around `ranks` (ascending) of n keys, from a sample of them (reordered).
+Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,
+                            const std::vector<int64_t>& ranks, bool single);
+
+void bracket_block(const float* v, int64_t n, const Bracket& b, BracketFound& found);
+void bracket_block(const double* v, int64_t n, const Bracket& b, BracketFound& found);
+
+// The keys at `ranks` (reorders the gathered keys); false when a rank missed its interval or
+// its interval held more than the cap, and nothing is stored then.
+bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<int64_t>& ranks,
+                     std::map<int64_t, uint64_t>& out);
+
 // The keys at the wanted ranks (ascending, distinct) of every stream. first_level[s] is the
 // histogram of the top kRadixBits key bits from the fused pass, or empty: then the stream is
 // small and gathered whole.

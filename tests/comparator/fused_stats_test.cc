@@ -6,12 +6,15 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <optional>
 #include <random>
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
 #include "comparator/fused_stats.h"
 #include "comparator/numeric.h"
+#include "comparator/radix_select.h"
 #include "comparator/stats.h"
 #include "comparator/tensor_error.h"
 #include "core/thread_pool.h"
@@ -118,7 +121,7 @@ TEST(FusedStats, SmallSizes) {
   }
 }
 
-// Sizes beyond the gather limit go through the first-level histogram and refinement.
+// Sizes beyond the gather limit go through sampled brackets (radix selection when they miss).
 constexpr size_t kLarge = 300000;
 
 TEST(FusedStats, AllEqualAndTwoValues) {
@@ -181,6 +184,71 @@ TEST(FusedStats, LargeRandomAndNarrowRanges) {
   expect_both(doubles(v), "normal float64");
   expect_both(doubles(narrow), "narrow float64");
   expect_both(NumArray{ints, NumKind::kInt, {static_cast<int64_t>(ints.size())}}, "int");
+}
+
+// Values whose sampled blocks (every sample_stride-th block) lie above all the others: the
+// sample brackets the wrong keys, and radix selection (histograms, refinement of every level of
+// the keys) must still give the exact ranks.
+std::vector<double> misleading_sample(std::vector<double> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  const int64_t step = radix::sample_stride(n) * kStatsBlock;
+  for (int64_t at = 0; at < n; at += step)
+    for (int64_t i = at; i < std::min(n, at + kStatsBlock); ++i)
+      v[static_cast<size_t>(i)] = 1e6 + static_cast<double>(i);
+  return v;
+}
+
+// The keys at `ranks` by bracket selection alone, or nothing when it misses.
+std::optional<std::vector<uint64_t>> bracketed(const std::vector<double>& v,
+                                               const std::vector<int64_t>& ranks) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  std::vector<uint64_t> sample;
+  const int64_t step = radix::sample_stride(n) * kStatsBlock;
+  for (int64_t at = 0; at < n; at += step)
+    for (int64_t i = at; i < std::min(n, at + kStatsBlock); ++i)
+      sample.push_back(radix::key_of(v[static_cast<size_t>(i)]));
+  const radix::Bracket b = radix::bracket_from_sample(sample, n, ranks, false);
+  radix::BracketFound found;
+  found.init(b);
+  for (int64_t at = 0; at < n; at += kStatsBlock)
+    radix::bracket_block(v.data() + at, std::min(kStatsBlock, n - at), b, found);
+  std::map<int64_t, uint64_t> keys;
+  if (!radix::resolve_bracket(b, found, ranks, keys)) return std::nullopt;
+  std::vector<uint64_t> r;
+  for (int64_t rank : ranks) r.push_back(keys.at(rank));
+  return r;
+}
+
+TEST(FusedStats, SampledBracketsSelectExactlyOrMiss) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  const size_t n = 1 << 20;
+  std::vector<double> random(n), steps(n);
+  for (size_t i = 0; i < n; ++i) {
+    random[i] = normal(rng);
+    steps[i] = std::floor(normal(rng) * 8) / 8;  // few values, each repeated: the ends repeat
+  }
+  const std::vector<int64_t> ranks = {0, 1, 524287, 524288, 943718, 996147, 1038090, 1048575};
+  for (const auto* v : {&random, &steps}) {
+    const auto got = bracketed(*v, ranks);
+    ASSERT_TRUE(got.has_value());
+    for (size_t k = 0; k < ranks.size(); ++k)
+      EXPECT_EQ((*got)[k], radix::key_of(nth(*v, static_cast<size_t>(ranks[k])))) << ranks[k];
+  }
+  EXPECT_FALSE(bracketed(misleading_sample(random), ranks).has_value());
+}
+
+TEST(FusedStats, SampleUnlikeTheWholeFallsBackToRadixSelection) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  std::vector<double> v(1 << 20), narrow(1 << 20);
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = normal(rng);
+    narrow[i] = 1.0 + static_cast<double>(rng() % 4096) * 1e-15;
+  }
+  expect_both(floats(misleading_sample(v)), "misleading sample float32");
+  expect_both(doubles(misleading_sample(v)), "misleading sample float64");
+  expect_both(doubles(misleading_sample(narrow)), "misleading sample, narrow float64");
 }
 
 // float16 and integer outputs are cast up (to float32 and int) before their statistics.
