@@ -1,6 +1,6 @@
-// Exact order statistics by radix selection (the selection half of fused_stats.cc): keys that
-// order as the values do, the slabs the passes run in, and the light passes that narrow the
-// first-level histograms down to the wanted ranks.
+// Exact order statistics (the selection half of fused_stats.cc): keys that order as the values
+// do, the slabs the passes run in, the sampled brackets the fused pass gathers into, and the
+// radix selection (light passes narrowing key histograms to the wanted ranks) behind them.
 #pragma once
 
 #include <algorithm>
@@ -71,9 +71,10 @@ struct StreamInfo {
 };
 
 // Sampled brackets: key intervals around a stream's wanted ranks, chosen from a strided sample
-// before the fused pass, which then counts the keys below each interval, in it and at its ends,
-// and gathers the keys strictly between its ends. A rank inside its interval is selected from the gathered keys with no further pass; a
-// miss (a sample unlike the whole) or an interval too full to gather falls back to select_ranks.
+// before the fused pass, which then counts the keys below each interval, in it and at its low
+// end, and gathers the keys strictly between its ends. A rank inside its interval is selected
+// from the gathered keys with no further pass; a miss (a sample unlike the whole) or too many
+// keys to gather falls back to select_ranks.
 struct Bracket {
   std::vector<uint64_t> lo, hi;  // inclusive, ascending, disjoint
   int64_t cap = 0;               // most keys gathered
@@ -84,12 +85,13 @@ struct Bracket {
 struct BracketFound {
   std::vector<int64_t> counts;  // per interval: keys below it, in it, at its low end
   std::vector<uint64_t> keys;   // strictly between an interval's ends, in any order
-  bool overflow = false;       // more than cap keys: not selected from
+  bool overflow = false;        // more than cap keys: not selected from
   void init(const Bracket& b);
   void merge(BracketFound& other, const Bracket& b);
 };
 
-// Blocks of kStatsBlock elements between sampled ones.
+// Blocks of kStatsBlock elements from one sampled block to the next: every 32nd, sparser past
+// 128 Mi elements (4096 blocks sampled), which keeps the sample's selections cheap.
 inline int64_t sample_stride(int64_t n) {
   return std::max<int64_t>(32, n / kStatsBlock / 4096);
 }
@@ -102,13 +104,13 @@ void bracket_block(const float* v, int64_t n, const Bracket& b, BracketFound& fo
 void bracket_block(const double* v, int64_t n, const Bracket& b, BracketFound& found);
 
 // The keys at `ranks` (reorders the gathered keys); false when a rank missed its interval or
-// its interval held more than the cap, and nothing is stored then.
+// more keys than the cap were gathered, and nothing is stored then.
 bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<int64_t>& ranks,
                      std::map<int64_t, uint64_t>& out);
 
-// The keys at the wanted ranks (ascending, distinct) of every stream. first_level[s] is the
-// histogram of the top kRadixBits key bits from the fused pass, or empty: then the stream is
-// small and gathered whole.
+// The keys at the wanted ranks (ascending, distinct) of every stream. first_level[s] is a
+// histogram of the top kRadixBits key bits already counted, or empty: then a small stream is
+// gathered whole and a large one histogrammed in a pass of its own.
 std::vector<std::map<int64_t, uint64_t>> select_ranks(
     const StreamSource& src, const std::vector<StreamInfo>& info,
     const std::vector<std::vector<int64_t>>& ranks,
