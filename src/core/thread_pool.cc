@@ -81,10 +81,13 @@ class Pool {
     if (static_cast<int>(workers_.size()) == n) return;
     stop_workers();
     stopping_ = false;
+    // A new worker must wait for the next generation, not take the last one (whose pending_
+    // count is already settled) for new work: it would count itself twice.
+    const uint64_t current = generation_;
     for (int i = 0; i < n; ++i)
-      workers_.emplace_back([this] {
+      workers_.emplace_back([this, current] {
         in_worker_ = true;
-        uint64_t seen = 0;
+        uint64_t seen = current;
         for (;;) {
           {
             std::unique_lock lock(mutex_);
