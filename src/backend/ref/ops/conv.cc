@@ -48,7 +48,7 @@ WindowGeometry conv_geometry(const ConvAttrs& attrs, const Shape& x, const Shape
 
 namespace {
 
-constexpr int64_t kTile = 16 * kGemmNR;  // output positions per work item
+constexpr int64_t kTile = 16 * kGemmNR;  // output positions per work item, at most
 constexpr int64_t kMaxBlockPanels = 16;  // weight panels (of kGemmMR channels) per work item
 constexpr int64_t kMinItems = 8;         // work items per convolution, when the channels allow
 
@@ -221,10 +221,12 @@ class Conv : public Kernel {
     }
     const int64_t out_h = g.out[1], out_w = g.out[2], out_slice = out_h * out_w;
     const int64_t span = (out_h - 1) * l.wq + out_w;  // q of one output depth slice
+    // Tiles of about equal size (whole panels), so that work items are alike.
     const int64_t tiles = (span + kTile - 1) / kTile;
+    const int64_t tile_size = ((span + tiles - 1) / tiles + kGemmNR - 1) / kGemmNR * kGemmNR;
     const MapBlocks blocks = map_blocks(wp->panels, batch * group * g.out[0] * tiles);
     const int64_t items = batch * group * g.out[0] * tiles * blocks.count;
-    const int64_t item_work = blocks.panels_per_block * kGemmMR * std::min(kTile, span) * k_total;
+    const int64_t item_work = blocks.panels_per_block * kGemmMR * tile_size * k_total;
     const T* bs = bias ? bias->data<T>() : nullptr;
     T* dst = y.data<T>();
     parallel_for(items, grain_for(item_work), [&](int64_t first, int64_t last) {
@@ -240,7 +242,7 @@ class Conv : public Kernel {
         const int64_t od = rest % g.out[0];
         rest /= g.out[0];
         const int64_t grp = rest % group, n = rest / group;
-        const int64_t q0 = tile * kTile, len = std::min(kTile, span - q0);
+        const int64_t q0 = tile * tile_size, len = std::min(tile_size, span - q0);
         const int64_t col_panels = (len + kGemmNR - 1) / kGemmNR, ld = col_panels * kGemmNR;
         const int64_t panel0 = mb * blocks.panels_per_block;
         const int64_t row_panels =
