@@ -2,6 +2,7 @@
 // GlobalMaxPool and GlobalLpPool. Windows follow ONNX's geometry (kernel_util's window_geometry): pads or
 // auto_pad, strides, dilations, ceil_mode. Maxima propagate NaN, as NumPy's max does;
 // averages sum in double and divide once.
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -39,20 +40,22 @@ Taps taps_at(const WindowGeometry& g, int dim, int64_t o) {
 }
 
 // Calls fn(plane_index, out_offset, d, h, w taps) for every output position of every plane.
+// The taps of each output coordinate are the same for every plane, so they are worked out once.
 template <typename F>
 void for_each_window(const WindowGeometry& g, int64_t planes, F&& fn) {
   const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
   const int64_t window = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  std::array<std::vector<Taps>, 3> taps;
+  for (int dim = 0; dim < 3; ++dim)
+    for (int64_t o = 0; o < g.out[dim]; ++o) taps[dim].push_back(taps_at(g, dim, o));
   parallel_for(planes, grain_for(out_size * window), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p)
-      for (int64_t od = 0; od < g.out[0]; ++od) {
-        Taps td = taps_at(g, 0, od);
+      for (int64_t od = 0; od < g.out[0]; ++od)
         for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          Taps th = taps_at(g, 1, oh);
+          const int64_t row = (od * g.out[1] + oh) * g.out[2];
           for (int64_t ow = 0; ow < g.out[2]; ++ow)
-            fn(p, (od * g.out[1] + oh) * g.out[2] + ow, td, th, taps_at(g, 2, ow));
+            fn(p, row + ow, taps[0][od], taps[1][oh], taps[2][ow]);
         }
-      }
   });
 }
 
