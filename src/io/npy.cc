@@ -6,6 +6,7 @@
 // '|V1' that says nothing about the type. Callers that must save such tensors cast them to
 // float32 (exact for all of them) first.
 #include "io/npy.h"
+#include "io/utf8.h"
 
 #include <algorithm>
 #include <cstring>
@@ -26,24 +27,6 @@ constexpr size_t kAlign = 64;
 constexpr size_t kGrowthAxisMaxDigits = 21;
 
 // ----- Unicode between NumPy's UTF-32 ('<U') and our UTF-8 strings -----
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 std::u32string utf8_to_utf32(const std::string& s) {
   std::u32string out;
