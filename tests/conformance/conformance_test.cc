@@ -192,7 +192,7 @@ Outcome run_node_test(const fs::path& dir, Clock::time_point deadline) {
   if (!missing.empty()) {
     std::string ops = fmt::format("{}", fmt::join(missing, ", "));
     return failure(fmt::format("no reference kernel for: {}", ops),
-                   fmt::format("op not implemented yet: {}", ops));
+                   fmt::format("no reference kernel registered for: {}", ops));
   }
 
   bool timed_out = false;
