@@ -215,27 +215,36 @@ std::vector<radix::Bracket> sample_brackets(const StreamSource& src,
   const size_t ns = info.size();
   const int64_t n = src.size();
   std::vector<radix::Bracket> brackets(ns);
+  // 32-bit keys for float32 streams: half the memory, and their selections twice as fast.
   std::vector<std::vector<uint64_t>> sample(ns);
+  std::vector<std::vector<uint32_t>> sample32(ns);
   bool any = false;
   for (size_t s = 0; s < ns; ++s) any |= !ranks[s].empty() && n > radix::gather_limit(n);
   if (!any) return brackets;
   const int64_t step = radix::sample_stride(n) * kStatsBlock;
-  for (size_t s = 0; s < ns; ++s)
-    if (!ranks[s].empty()) sample[s].reserve(static_cast<size_t>(n / step + 1) * kStatsBlock);
+  for (size_t s = 0; s < ns; ++s) {
+    if (ranks[s].empty()) continue;
+    const size_t size = static_cast<size_t>(n / step + 1) * kStatsBlock;
+    info[s].single ? sample32[s].reserve(size) : sample[s].reserve(size);
+  }
   auto b = std::make_unique<StreamBlock>();
   for (int64_t at = 0; at < n; at += step) {
     const int64_t m = std::min(kStatsBlock, n - at);
     src.read(at, m, *b);
     for (size_t s = 0; s < ns; ++s) {
       if (ranks[s].empty()) continue;
-      for (int64_t i = 0; i < m; ++i)
-        sample[s].push_back(info[s].single ? key_of(b->f[s][i]) : key_of(b->d[s][i]));
+      if (info[s].single)
+        for (int64_t i = 0; i < m; ++i) sample32[s].push_back(key_of(b->f[s][i]));
+      else
+        for (int64_t i = 0; i < m; ++i) sample[s].push_back(key_of(b->d[s][i]));
     }
   }
   parallel_for(static_cast<int64_t>(ns), 1, [&](int64_t first, int64_t last) {
     for (size_t s = static_cast<size_t>(first); s < static_cast<size_t>(last); ++s)
       if (!ranks[s].empty())
-        brackets[s] = radix::bracket_from_sample(sample[s], n, ranks[s], info[s].single);
+        brackets[s] = info[s].single
+                          ? radix::bracket_from_sample(sample32[s], n, ranks[s], true)
+                          : radix::bracket_from_sample(sample[s], n, ranks[s], false);
   });
   return brackets;
 }

@@ -213,6 +213,12 @@ __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void bracket
   bracket_scan_body(v, n, lo, width, m, keys, hit, counts);
 }
 
+template <typename K>
+std::vector<K>& gathered_keys(BracketFound& f) {
+  if constexpr (sizeof(K) == 4) return f.keys32;
+  else return f.keys;
+}
+
 template <typename T, typename K>
 void bracket_block_of(const T* v, int64_t n, const Bracket& b, BracketFound& f) {
   const size_t m = b.lo.size();
@@ -229,7 +235,8 @@ void bracket_block_of(const T* v, int64_t n, const Bracket& b, BracketFound& f) 
     bracket_scan_f32(v, n, lo, width, m, keys, hit, f.counts.data());
   else
     bracket_scan_f64(v, n, lo, width, m, keys, hit, f.counts.data());
-  if (static_cast<int64_t>(f.keys.size()) > b.cap) return;  // past the cap: failed
+  std::vector<K>& gathered = gathered_keys<K>(f);
+  if (static_cast<int64_t>(gathered.size()) > b.cap) return;  // past the cap: failed
   // The hits: groups without one skipped at once (hits are few), the rest stored without a
   // branch per element (hits are irregular).
   alignas(64) K kept[kStatsBlock];
@@ -251,7 +258,7 @@ void bracket_block_of(const T* v, int64_t n, const Bracket& b, BracketFound& f) 
     kept[hits] = keys[i];
     hits += hit[i] != 0;
   }
-  f.keys.insert(f.keys.end(), kept, kept + hits);
+  gathered.insert(gathered.end(), kept, kept + hits);
 }
 
 }  // namespace
@@ -317,12 +324,13 @@ namespace parity::radix {
 
 namespace {
 
-// The keys at `positions` (ascending, distinct) of `keys` in sorted order: nth_element at the
-// middle one, then each half on its own side (a sweep from the left would rescan the right end
-// for every position).
-std::map<int64_t, uint64_t> select_positions(std::vector<uint64_t>& keys,
-                                             const std::vector<int64_t>& positions) {
-  std::map<int64_t, uint64_t> at;
+// The keys at `positions` (ascending, distinct, within [begin, end)) of `keys` in sorted order,
+// when [begin, end) already holds the keys of those positions: nth_element at the middle one,
+// then each half on its own side (a sweep from the left would rescan the right end for every
+// position). Adds them to `at`.
+template <typename K>
+void select_positions(std::vector<K>& keys, const std::vector<int64_t>& positions,
+                      int64_t begin, int64_t end, std::map<int64_t, uint64_t>& at) {
   const auto select = [&](const auto& self, size_t first, size_t last, int64_t from,
                           int64_t to) -> void {
     if (first >= last) return;
@@ -333,7 +341,50 @@ std::map<int64_t, uint64_t> select_positions(std::vector<uint64_t>& keys,
     self(self, first, mid, from, positions[mid]);
     self(self, mid + 1, last, positions[mid] + 1, to);
   };
-  select(select, 0, positions.size(), 0, static_cast<int64_t>(keys.size()));
+  select(select, 0, positions.size(), begin, end);
+}
+
+template <typename K>
+std::map<int64_t, uint64_t> select_positions(std::vector<K>& keys,
+                                             const std::vector<int64_t>& positions) {
+  std::map<int64_t, uint64_t> at;
+  select_positions(keys, positions, 0, static_cast<int64_t>(keys.size()), at);
+  return at;
+}
+
+// The gathered keys at `positions` among them in sorted order, given how many each interval
+// holds: placed interval by interval first (one pass), so that each position is selected among
+// its own interval's keys alone rather than among all of them.
+template <typename K>
+std::map<int64_t, uint64_t> select_gathered(std::vector<K>& keys, const Bracket& b,
+                                            const std::vector<int64_t>& between,
+                                            const std::vector<int64_t>& positions) {
+  std::map<int64_t, uint64_t> at;
+  if (positions.empty()) return at;
+  const size_t m = b.lo.size();
+  std::vector<int64_t> start(m + 1, 0);
+  for (size_t j = 0; j < m; ++j) start[j + 1] = start[j] + between[j];
+  if (m > 1) {
+    std::vector<K> placed(keys.size());
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
+    for (const K key : keys) {
+      size_t j = 0;
+      while (key > b.hi[j]) ++j;
+      placed[static_cast<size_t>(next[j]++)] = key;
+    }
+    keys.swap(placed);
+  }
+  size_t first = 0;
+  for (size_t j = 0; j < m; ++j) {
+    size_t last = first;
+    while (last < positions.size() && positions[last] < start[j + 1]) ++last;
+    if (last > first) {
+      const std::vector<int64_t> mine(positions.begin() + static_cast<int64_t>(first),
+                                      positions.begin() + static_cast<int64_t>(last));
+      select_positions(keys, mine, start[j], start[j + 1], at);
+    }
+    first = last;
+  }
   return at;
 }
 
@@ -342,19 +393,25 @@ std::map<int64_t, uint64_t> select_positions(std::vector<uint64_t>& keys,
 void BracketFound::init(const Bracket& b) {
   counts.assign(3 * b.lo.size(), 0);
   keys.clear();
+  keys32.clear();
 }
 
 void BracketFound::merge(BracketFound& other, const Bracket& b) {
   for (size_t j = 0; j < counts.size(); ++j) counts[j] += other.counts[j];
-  if (static_cast<int64_t>(keys.size() + other.keys.size()) > b.cap) {
+  if (static_cast<int64_t>(keys.size() + other.keys.size() + keys32.size() +
+                           other.keys32.size()) > b.cap) {
     overflow = true;  // too many to select from: resolve_bracket falls back
     std::vector<uint64_t>().swap(keys);
+    std::vector<uint32_t>().swap(keys32);
   }
-  if (!overflow) keys.insert(keys.end(), other.keys.begin(), other.keys.end());
+  if (overflow) return;
+  keys.insert(keys.end(), other.keys.begin(), other.keys.end());
+  keys32.insert(keys32.end(), other.keys32.begin(), other.keys32.end());
 }
 
-Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,
-                            const std::vector<int64_t>& ranks, bool single) {
+template <typename K>
+Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
+                               const std::vector<int64_t>& ranks, bool single) {
   Bracket b;
   const int64_t m = static_cast<int64_t>(sample.size());
   if (m == 0 || ranks.empty() || ranks.size() > kMaxIntervals) return b;
@@ -398,6 +455,16 @@ Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,
   return b;
 }
 
+Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,
+                            const std::vector<int64_t>& ranks, bool single) {
+  return bracket_from_sample_of(sample, n, ranks, single);
+}
+
+Bracket bracket_from_sample(std::vector<uint32_t>& sample, int64_t n,
+                            const std::vector<int64_t>& ranks, bool single) {
+  return bracket_from_sample_of(sample, n, ranks, single);
+}
+
 void bracket_block(const float* v, int64_t n, const Bracket& b, BracketFound& found) {
   bracket_block_of<float, uint32_t>(v, n, b, found);
 }
@@ -413,11 +480,15 @@ bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<in
   // high end repeated. The gathered keys of all intervals, sorted, are each interval's in turn.
   const size_t m = b.lo.size();
   std::vector<int64_t> between(m, 0);
-  for (uint64_t key : found.keys) {
-    size_t j = 0;
-    while (key > b.hi[j]) ++j;
-    ++between[j];
-  }
+  const auto count_between = [&](const auto& keys) {
+    for (const uint64_t key : keys) {
+      size_t j = 0;
+      while (key > b.hi[j]) ++j;
+      ++between[j];
+    }
+  };
+  count_between(found.keys);
+  count_between(found.keys32);
   std::vector<std::pair<int64_t, int64_t>> from_gathered;  // (rank, position among gathered)
   std::vector<int64_t> positions;
   std::map<int64_t, uint64_t> got;
@@ -439,7 +510,9 @@ bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<in
       positions.push_back(from_gathered.back().second);
     }
   }
-  const std::map<int64_t, uint64_t> at = select_positions(found.keys, positions);
+  const std::map<int64_t, uint64_t> at =
+      found.keys32.empty() ? select_gathered(found.keys, b, between, positions)
+                           : select_gathered(found.keys32, b, between, positions);
   for (const auto& [r, position] : from_gathered) got[r] = at.at(position);
   out = std::move(got);
   return true;

@@ -31,6 +31,10 @@ double nth(std::vector<double> v, size_t k) {
   std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
   return v[k];
 }
+float nth(std::vector<float> v, size_t k) {
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+  return v[k];
+}
 
 // NumPy's median and linear quantile, stated directly (no NaN here: checked separately).
 double expected_at(const std::vector<double>& v, double pos, bool lerp, NumKind kind) {
@@ -198,16 +202,19 @@ std::vector<double> misleading_sample(std::vector<double> v) {
   return v;
 }
 
-// The keys at `ranks` by bracket selection alone, or nothing when it misses.
-std::optional<std::vector<uint64_t>> bracketed(const std::vector<double>& v,
+// The keys at `ranks` by bracket selection alone, or nothing when it misses (32-bit keys for
+// float values, 64-bit ones for doubles, as compute_fused_stats).
+template <typename T>
+std::optional<std::vector<uint64_t>> bracketed(const std::vector<T>& v,
                                                const std::vector<int64_t>& ranks) {
+  using Key = decltype(radix::key_of(T{}));
   const int64_t n = static_cast<int64_t>(v.size());
-  std::vector<uint64_t> sample;
+  std::vector<Key> sample;
   const int64_t step = radix::sample_stride(n) * kStatsBlock;
   for (int64_t at = 0; at < n; at += step)
     for (int64_t i = at; i < std::min(n, at + kStatsBlock); ++i)
       sample.push_back(radix::key_of(v[static_cast<size_t>(i)]));
-  const radix::Bracket b = radix::bracket_from_sample(sample, n, ranks, false);
+  const radix::Bracket b = radix::bracket_from_sample(sample, n, ranks, sizeof(T) == 4);
   radix::BracketFound found;
   found.init(b);
   for (int64_t at = 0; at < n; at += kStatsBlock)
@@ -236,6 +243,14 @@ TEST(FusedStats, SampledBracketsSelectExactlyOrMiss) {
       EXPECT_EQ((*got)[k], radix::key_of(nth(*v, static_cast<size_t>(ranks[k])))) << ranks[k];
   }
   EXPECT_FALSE(bracketed(misleading_sample(random), ranks).has_value());
+  // float32 data: the sample and the gathered keys are 32-bit.
+  for (const auto* v : {&random, &steps}) {
+    const std::vector<float> f(v->begin(), v->end());
+    const auto got = bracketed(f, ranks);
+    ASSERT_TRUE(got.has_value());
+    for (size_t k = 0; k < ranks.size(); ++k)
+      EXPECT_EQ((*got)[k], radix::key_of(nth(f, static_cast<size_t>(ranks[k])))) << ranks[k];
+  }
 }
 
 TEST(FusedStats, SampleUnlikeTheWholeFallsBackToRadixSelection) {
