@@ -352,6 +352,14 @@ std::map<int64_t, uint64_t> select_positions(std::vector<K>& keys,
   return at;
 }
 
+// The interval of a gathered key: the number of intervals below it, counted without a branch
+// (the keys of several intervals come mixed, and a loop that stops would mispredict often).
+inline size_t interval_of(uint64_t key, const uint64_t* hi, size_t m) {
+  size_t j = 0;
+  for (size_t i = 0; i < m; ++i) j += key > hi[i];
+  return j;
+}
+
 // The gathered keys at `positions` among them in sorted order, given how many each interval
 // holds: placed interval by interval first (one pass), so that each position is selected among
 // its own interval's keys alone rather than among all of them.
@@ -368,8 +376,7 @@ std::map<int64_t, uint64_t> select_gathered(std::vector<K>& keys, const Bracket&
     std::vector<K> placed(keys.size());
     std::vector<int64_t> next(start.begin(), start.end() - 1);
     for (const K key : keys) {
-      size_t j = 0;
-      while (key > b.hi[j]) ++j;
+      const size_t j = interval_of(key, b.hi.data(), m);
       placed[static_cast<size_t>(next[j]++)] = key;
     }
     keys.swap(placed);
@@ -481,11 +488,7 @@ bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<in
   const size_t m = b.lo.size();
   std::vector<int64_t> between(m, 0);
   const auto count_between = [&](const auto& keys) {
-    for (const uint64_t key : keys) {
-      size_t j = 0;
-      while (key > b.hi[j]) ++j;
-      ++between[j];
-    }
+    for (const uint64_t key : keys) ++between[interval_of(key, b.hi.data(), m)];
   };
   count_between(found.keys);
   count_between(found.keys32);
