@@ -49,6 +49,15 @@ Moments moments_float(const float* x, int64_t n) {
   return moments_contiguous(x, n);
 }
 
+// The moments of n contiguous values, through the run-time-dispatched version for float32.
+template <typename T>
+Moments moments(const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>)
+    return moments_float(x, n);
+  else
+    return moments_contiguous(x, n);
+}
+
 __attribute__((target_clones("avx2", "default")))
 void normalize_float(const float* x, float* y, int64_t n, double mean, double a, double c) {
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * a + c);
@@ -92,11 +101,7 @@ class InstanceNormalization : public Kernel {
       for (int64_t p = b; p < e; ++p) {
         const T* xp = src + p * size;
         T* yp = dst + p * size;
-        Moments m;
-        if constexpr (std::is_same_v<T, float>)
-          m = moments_float(xp, size);
-        else
-          m = moments_contiguous(xp, size);
+        const Moments m = moments(xp, size);
         const double a = to_double(gamma[p % channels]) / std::sqrt(m.var + epsilon_);
         const double c = to_double(beta[p % channels]);
         if constexpr (std::is_same_v<T, float>)
@@ -260,11 +265,7 @@ class LayerNormalization : public Kernel {
       for (int64_t r = b; r < e; ++r) {
         const T* xr = src + r * size;
         T* yr = dst + r * size;
-        Moments m;
-        if constexpr (std::is_same_v<T, float>)
-          m = moments_float(xr, size);
-        else
-          m = moments_contiguous(xr, size);
+        const Moments m = moments(xr, size);
         mean[r] = m.mean;
         inv[r] = 1.0 / std::sqrt(m.var + epsilon_);
         if constexpr (std::is_same_v<T, float>)
@@ -352,11 +353,7 @@ class GroupNormalization : public Kernel {
         const int64_t g = blk % groups_;
         const T* xb = src + blk * size;
         T* yb = dst + blk * size;
-        Moments m;
-        if constexpr (std::is_same_v<T, float>)
-          m = moments_float(xb, size);
-        else
-          m = moments_contiguous(xb, size);
+        const Moments m = moments(xb, size);
         const double inv = 1.0 / std::sqrt(m.var + epsilon_);
         for (int64_t c = 0; c < per_group; ++c) {
           const int64_t p = kPerChannel ? g * per_group + c : g;

@@ -175,6 +175,20 @@ Tensor window_sums(const Tensor& x, const WindowGeometry& geometry, Term term, F
   return y;
 }
 
+// What a floating-point window pool's run() does: checks X, works out the window geometry
+// and calls pool.template operator()<T>(x, geometry) for X's element type.
+template <typename Pool>
+Outputs run_float_pool(const Inputs& in, const WindowAttrs& window,
+                       const std::vector<int64_t>& kernel, Pool&& pool) {
+  const Tensor& x = input_tensor(in, 0, "X");
+  check_rank(x, 3, 5, "input X");
+  Shape spatial(x.shape().begin() + 2, x.shape().end());
+  WindowGeometry geometry = window_geometry(window, spatial, kernel);
+  return {dispatch<FloatTypes>(
+      x.dtype(), [&]<typename T>() { return pool.template operator()<T>(x, geometry); },
+      "input X")};
+}
+
 class AveragePool : public Kernel {
  public:
   explicit AveragePool(const OpContext& ctx)
@@ -183,12 +197,10 @@ class AveragePool : public Kernel {
         count_include_pad_(ctx.attr_int("count_include_pad", 0) != 0) {}
 
   Outputs run(const Inputs& in, RunContext&) override {
-    const Tensor& x = input_tensor(in, 0, "X");
-    check_rank(x, 3, 5, "input X");
-    Shape spatial(x.shape().begin() + 2, x.shape().end());
-    WindowGeometry geometry = window_geometry(window_, spatial, kernel_);
-    return {dispatch<FloatTypes>(
-        x.dtype(), [&]<typename T>() { return pool<T>(x, geometry); }, "input X")};
+    return run_float_pool(in, window_, kernel_, [&]<typename T>(const Tensor& x,
+                                                               const WindowGeometry& g) {
+      return pool<T>(x, g);
+    });
   }
 
  private:
@@ -244,12 +256,10 @@ class LpPool : public Kernel {
         norm_{read_p(ctx)} {}
 
   Outputs run(const Inputs& in, RunContext&) override {
-    const Tensor& x = input_tensor(in, 0, "X");
-    check_rank(x, 3, 5, "input X");
-    Shape spatial(x.shape().begin() + 2, x.shape().end());
-    WindowGeometry geometry = window_geometry(window_, spatial, kernel_);
-    return {dispatch<FloatTypes>(
-        x.dtype(), [&]<typename T>() { return pool<T>(x, geometry); }, "input X")};
+    return run_float_pool(in, window_, kernel_, [&]<typename T>(const Tensor& x,
+                                                               const WindowGeometry& g) {
+      return pool<T>(x, g);
+    });
   }
 
  private:
