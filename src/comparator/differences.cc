@@ -50,18 +50,40 @@ __attribute__((target_clones("avx2", "default"))) void diff_f32_to_f64(
   diff_body(k, x, y, n, abs, rel);
 }
 
-__attribute__((target_clones("avx2", "default"))) void diff_f32(
+// float32 against float32, the common case: diff_body's rules in one loop.
+template <bool kInfinitiesEqual>
+__attribute__((always_inline)) inline void diff_pair_body(const float* x, const float* y,
+                                                          int64_t n, float eps, float* abs,
+                                                          float* rel) {
+  for (int64_t i = 0; i < n; ++i) {
+    float a = std::fabs(x[i] - y[i]);
+    if (kInfinitiesEqual) a = std::isinf(x[i]) && x[i] == y[i] ? 0.0f : a;
+    abs[i] = a;
+    rel[i] = a / (y[i] == 0 ? eps : std::fabs(y[i]));
+  }
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void diff_f32(
     const DiffRules& k, const float* x, const float* y, int64_t n, float* abs, float* rel) {
-  diff_body(k, x, y, n, abs, rel);
+  const float eps = static_cast<float>(k.epsilon);
+  if (k.infinities_equal) diff_pair_body<true>(x, y, n, eps, abs, rel);
+  else diff_pair_body<false>(x, y, n, eps, abs, rel);
 }
 
 // Elements beyond both tolerances ("not a <= tol" is "a > tol or a is NaN"), float32 pairs.
-__attribute__((target_clones("avx2", "default"))) int64_t count_beyond_f32(
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) int64_t count_beyond_f32(
     const float* abs, const float* rel, int64_t n, float abs_tol, float rel_tol) {
   int32_t beyond = 0;
   for (int64_t i = 0; i < n; ++i)
     beyond += static_cast<int32_t>(!(abs[i] <= abs_tol) & !(rel[i] <= rel_tol));
   return beyond;
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) int64_t count_zeros_f32(
+    const float* v, int64_t n) {
+  int32_t zeros = 0;
+  for (int64_t i = 0; i < n; ++i) zeros += static_cast<int32_t>(v[i] == 0);
+  return zeros;
 }
 
 template <typename T>
@@ -191,22 +213,20 @@ void PairStreams::read(int64_t begin, int64_t n, StreamBlock& b) const {
 
 void PairStreams::count(const StreamBlock& b, int64_t n, int64_t* counts) const {
   const int a = abs_stream(), r = rel_stream();
+  const bool zeros = with_outputs_ && rules_.ref_floating;
+  if (f0_) {  // the common case; the tolerances are float32 values here
+    counts[0] += count_beyond_f32(b.f[a], b.f[r], n, static_cast<float>(abs_tol_),
+                                  static_cast<float>(rel_tol_));
+    if (zeros) counts[1] += count_zeros_f32(b.f[1], n);
+    return;
+  }
   auto value = [&](int s, int64_t i) {
     return kind(s) == NumKind::kFloat32 ? static_cast<double>(b.f[s][i]) : b.d[s][i];
   };
-  int64_t beyond = 0;
-  if (f0_) {  // the common case; the tolerances are float32 values here
-    beyond = count_beyond_f32(b.f[a], b.f[r], n, static_cast<float>(abs_tol_),
-                              static_cast<float>(rel_tol_));
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      beyond += !(value(a, i) <= abs_tol_) & !(value(r, i) <= rel_tol_);
-  }
-  counts[0] += beyond;
-  if (!with_outputs_ || !rules_.ref_floating) return;
-  int64_t zeros = 0;
-  for (int64_t i = 0; i < n; ++i) zeros += value(1, i) == 0;
-  counts[1] += zeros;
+  for (int64_t i = 0; i < n; ++i)
+    counts[0] += !(value(a, i) <= abs_tol_) & !(value(r, i) <= rel_tol_);
+  if (zeros)
+    for (int64_t i = 0; i < n; ++i) counts[1] += value(1, i) == 0;
 }
 
 }  // namespace parity

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <type_traits>
 
+#include "comparator/block_kernels.h"
 #include "comparator/radix_select.h"
 #include "core/thread_pool.h"
 
@@ -16,79 +17,13 @@ namespace parity {
 
 namespace {
 
-constexpr int kLanes = 8;
-
+using kernels::Extremes;
+using kernels::kLanes;
+using kernels::Lanes;
 using radix::for_each_slab;
 using radix::key_of;
 using radix::StreamInfo;
 using radix::value_of_key;
-
-// The sums of one stream over one chunk, in lanes.
-struct Lanes {
-  double sum[kLanes] = {}, sumsq[kLanes] = {}, sum_abs[kLanes] = {};
-};
-
-template <typename T>
-__attribute__((always_inline)) inline void sums_body(const T* v, int64_t n, double shift,
-                                                     Lanes& l) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) {
-      const double x = static_cast<double>(v[i + j]);
-      const double d = x - shift;
-      l.sum[j] += d;
-      l.sumsq[j] += d * d;
-      l.sum_abs[j] += std::fabs(x);
-    }
-  for (int j = 0; i < n; ++i, ++j) {
-    const double x = static_cast<double>(v[i]);
-    const double d = x - shift;
-    l.sum[j] += d;
-    l.sumsq[j] += d * d;
-    l.sum_abs[j] += std::fabs(x);
-  }
-}
-
-// The smallest and largest non-NaN values of a block (as values: -0 equals +0) and its NaNs.
-template <typename T>
-struct Extremes {
-  T min, max;
-  int64_t nans;
-};
-
-template <typename T>
-__attribute__((always_inline)) inline Extremes<T> extremes_body(const T* v, int64_t n) {
-  // GCC vector extensions: 8 lanes, compare-and-select (x < m ? x : m skips NaN), NaN masks
-  // (-1 where x != x) subtracted into counters as wide as the values.
-  using Count = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  typedef T Vec __attribute__((vector_size(sizeof(T) * kLanes)));
-  typedef Count CountVec __attribute__((vector_size(sizeof(T) * kLanes)));
-  constexpr T kInf = std::numeric_limits<T>::infinity();
-  Vec mn, mx;
-  CountVec nans = {};
-  for (int j = 0; j < kLanes; ++j) mn[j] = kInf, mx[j] = -kInf;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    Vec x;
-    std::memcpy(&x, v + i, sizeof x);
-    mn = x < mn ? x : mn;
-    mx = x > mx ? x : mx;
-    nans -= (x != x);
-  }
-  Extremes<T> e{kInf, -kInf, 0};
-  for (int j = 0; j < kLanes; ++j) {
-    e.min = mn[j] < e.min ? mn[j] : e.min;
-    e.max = mx[j] > e.max ? mx[j] : e.max;
-    e.nans += nans[j];
-  }
-  for (; i < n; ++i) {
-    const T x = v[i];
-    e.min = x < e.min ? x : e.min;
-    e.max = x > e.max ? x : e.max;
-    e.nans += x != x;
-  }
-  return e;
-}
 
 // The sum lanes alone (the same additions as sums_body's first lanes).
 template <typename T>
@@ -109,27 +44,6 @@ __attribute__((target_clones("avx2", "default"))) void sum_f64(const double* v, 
   sum_body(v, n, shift, lane);
 }
 
-__attribute__((target_clones("avx2", "default"))) void sums_f32(const float* v, int64_t n,
-                                                                 double shift, Lanes& l) {
-  sums_body(v, n, shift, l);
-}
-__attribute__((target_clones("avx2", "default"))) void sums_f64(const double* v, int64_t n,
-                                                                 double shift, Lanes& l) {
-  sums_body(v, n, shift, l);
-}
-__attribute__((target_clones("avx2", "default"))) Extremes<float> extremes_f32(const float* v,
-                                                                               int64_t n) {
-  return extremes_body(v, n);
-}
-__attribute__((target_clones("avx2", "default"))) Extremes<double> extremes_f64(const double* v,
-                                                                                int64_t n) {
-  return extremes_body(v, n);
-}
-void sums(const float* v, int64_t n, double shift, Lanes& l) { sums_f32(v, n, shift, l); }
-void sums(const double* v, int64_t n, double shift, Lanes& l) { sums_f64(v, n, shift, l); }
-Extremes<float> extremes(const float* v, int64_t n) { return extremes_f32(v, n); }
-Extremes<double> extremes(const double* v, int64_t n) { return extremes_f64(v, n); }
-
 double lane_total(const double* lane) {
   double t = 0;
   for (int j = 0; j < kLanes; ++j) t += lane[j];
@@ -143,11 +57,10 @@ struct Partial {
   int64_t argmin = -1, argmax = -1, first_nan = -1, nans = 0;
 };
 
-// Extremes and the first NaN of a block at `begin`, folded into p (the first of equal values
-// wins, as NumPy's argmin and argmax).
+// A block's extremes and first NaN, with their positions (the block starts at `begin`), folded
+// into p (the first of equal values wins, as NumPy's argmin and argmax).
 template <typename T>
-void fold_block(const T* v, int64_t begin, int64_t n, Partial& p) {
-  const Extremes<T> e = extremes(v, n);
+void fold_block(const T* v, int64_t begin, int64_t n, const Extremes<T>& e, Partial& p) {
   p.nans += e.nans;
   if (e.nans > 0 && p.first_nan < 0)
     for (int64_t i = 0; i < n; ++i)
@@ -325,6 +238,8 @@ FusedStats compute_fused_stats(const StreamSource& src,
     std::vector<radix::BracketFound> local(ns);
     for (size_t s = 0; s < ns; ++s) local[s].init(brackets[s]);
     int64_t counts[2] = {0, 0};
+    alignas(64) uint32_t keys32[kStatsBlock];
+    alignas(64) uint64_t keys64[kStatsBlock];
     for (int64_t chunk = begin; chunk < end; chunk += kStatsGrain) {
       const int64_t chunk_end = std::min(end, chunk + kStatsGrain);
       Lanes lanes[kMaxStreams];
@@ -335,13 +250,13 @@ FusedStats compute_fused_stats(const StreamSource& src,
         src.count(b, m, counts);
         for (size_t s = 0; s < ns; ++s) {
           if (info[s].single) {
-            sums(b.f[s], m, shift[s], lanes[s]);
-            fold_block(b.f[s], at, m, p[s]);
-            radix::bracket_block(b.f[s], m, brackets[s], local[s]);
+            const auto e = kernels::scan_block(b.f[s], m, shift[s], lanes[s], keys32);
+            fold_block(b.f[s], at, m, e, p[s]);
+            radix::bracket_keys(keys32, m, brackets[s], local[s]);
           } else {
-            sums(b.d[s], m, shift[s], lanes[s]);
-            fold_block(b.d[s], at, m, p[s]);
-            radix::bracket_block(b.d[s], m, brackets[s], local[s]);
+            const auto e = kernels::scan_block(b.d[s], m, shift[s], lanes[s], keys64);
+            fold_block(b.d[s], at, m, e, p[s]);
+            radix::bracket_keys(keys64, m, brackets[s], local[s]);
           }
         }
       }

@@ -1,5 +1,7 @@
 #include "comparator/radix_select.h"
 
+#include "comparator/block_kernels.h"
+
 #include <cmath>
 #include <mutex>
 
@@ -174,90 +176,28 @@ void serve_nodes(const StreamSource& src, const std::vector<StreamInfo>& info,
   });
 }
 
-constexpr size_t kMaxIntervals = 16;
-
-// The keys of a block; per interval, how many keys lie below it, in it, and at its low end
-// (counted in the key type: a block's counts fit); and per key, whether it lies strictly between
-// the ends of an interval (1 <= key - lo < width, as `key - lo - 1 < width - 1` in unsigned
-// arithmetic; an interval narrower than 2 holds nothing strictly between).
-template <typename T, typename K>
-__attribute__((always_inline)) inline void bracket_scan_body(const T* v, int64_t n, const K* lo,
-                                                             const K* width, size_t m, K* keys,
-                                                             K* hit, int64_t* counts) {
-  for (int64_t i = 0; i < n; ++i) keys[i] = key_of(v[i]);
-  for (int64_t i = 0; i < n; ++i) hit[i] = 0;
-  for (size_t j = 0; j < m; ++j) {
-    const K l = lo[j], w = width[j], between = w >= 2 ? w - 1 : 0;
-    K below = 0, inside = 0, at_lo = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const K d = keys[i] - l;
-      below += keys[i] < l;
-      inside += d <= w;
-      at_lo += d == 0;
-      hit[i] |= static_cast<K>(d - 1) < between;
-    }
-    counts[3 * j] += static_cast<int64_t>(below);
-    counts[3 * j + 1] += static_cast<int64_t>(inside);
-    counts[3 * j + 2] += static_cast<int64_t>(at_lo);
-  }
-}
-
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void bracket_scan_f32(
-    const float* v, int64_t n, const uint32_t* lo, const uint32_t* width, size_t m,
-    uint32_t* keys, uint32_t* hit, int64_t* counts) {
-  bracket_scan_body(v, n, lo, width, m, keys, hit, counts);
-}
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void bracket_scan_f64(
-    const double* v, int64_t n, const uint64_t* lo, const uint64_t* width, size_t m,
-    uint64_t* keys, uint64_t* hit, int64_t* counts) {
-  bracket_scan_body(v, n, lo, width, m, keys, hit, counts);
-}
-
 template <typename K>
 std::vector<K>& gathered_keys(BracketFound& f) {
   if constexpr (sizeof(K) == 4) return f.keys32;
   else return f.keys;
 }
 
-template <typename T, typename K>
-void bracket_block_of(const T* v, int64_t n, const Bracket& b, BracketFound& f) {
+template <typename K>
+void bracket_keys_of(const K* keys, int64_t n, const Bracket& b, BracketFound& f) {
   const size_t m = b.lo.size();
   if (m == 0) return;
   // Only the keys strictly between the ends are gathered: the ends are counted (outputs and
   // their differences repeat values often, and a repeated end would fill the gathered keys).
-  K lo[kMaxIntervals], width[kMaxIntervals];
+  K lo[kernels::kMaxIntervals], width[kernels::kMaxIntervals];
   for (size_t j = 0; j < m; ++j) {
     lo[j] = static_cast<K>(b.lo[j]);
     width[j] = static_cast<K>(b.hi[j] - b.lo[j]);
   }
-  alignas(64) K keys[kStatsBlock], hit[kStatsBlock];
-  if constexpr (sizeof(K) == 4)
-    bracket_scan_f32(v, n, lo, width, m, keys, hit, f.counts.data());
-  else
-    bracket_scan_f64(v, n, lo, width, m, keys, hit, f.counts.data());
   std::vector<K>& gathered = gathered_keys<K>(f);
-  if (static_cast<int64_t>(gathered.size()) > b.cap) return;  // past the cap: failed
-  // The hits: groups without one skipped at once (hits are few), the rest stored without a
-  // branch per element (hits are irregular).
+  const bool gather = static_cast<int64_t>(gathered.size()) <= b.cap;  // past the cap: failed
   alignas(64) K kept[kStatsBlock];
-  int64_t hits = 0;
-  constexpr int64_t kGroup = 64 / sizeof(K);  // one cache line of flags, read as 8 words
-  int64_t at = 0;
-  for (; at + kGroup <= n; at += kGroup) {
-    uint64_t words[8];
-    std::memcpy(words, hit + at, sizeof words);
-    if ((words[0] | words[1] | words[2] | words[3] | words[4] | words[5] | words[6] |
-         words[7]) == 0)
-      continue;
-    for (int64_t i = at; i < at + kGroup; ++i) {
-      kept[hits] = keys[i];
-      hits += hit[i] != 0;
-    }
-  }
-  for (int64_t i = at; i < n; ++i) {
-    kept[hits] = keys[i];
-    hits += hit[i] != 0;
-  }
+  const int64_t hits =
+      kernels::interval_block(keys, n, lo, width, m, f.counts.data(), gather, kept);
   gathered.insert(gathered.end(), kept, kept + hits);
 }
 
@@ -421,7 +361,7 @@ Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
                                const std::vector<int64_t>& ranks, bool single) {
   Bracket b;
   const int64_t m = static_cast<int64_t>(sample.size());
-  if (m == 0 || ranks.empty() || ranks.size() > kMaxIntervals) return b;
+  if (m == 0 || ranks.empty() || ranks.size() > kernels::kMaxIntervals) return b;
   // The extreme keys are NaNs', never selected (a NaN makes every order statistic NaN).
   const uint64_t max_key = single ? uint64_t{0xfffffffe} : ~uint64_t{0} - 1;
   // Rank r sits near sample position r * m / n, give or take sqrt(m * q * (1 - q)) for a random
@@ -472,12 +412,12 @@ Bracket bracket_from_sample(std::vector<uint32_t>& sample, int64_t n,
   return bracket_from_sample_of(sample, n, ranks, single);
 }
 
-void bracket_block(const float* v, int64_t n, const Bracket& b, BracketFound& found) {
-  bracket_block_of<float, uint32_t>(v, n, b, found);
+void bracket_keys(const uint32_t* keys, int64_t n, const Bracket& b, BracketFound& found) {
+  bracket_keys_of(keys, n, b, found);
 }
 
-void bracket_block(const double* v, int64_t n, const Bracket& b, BracketFound& found) {
-  bracket_block_of<double, uint64_t>(v, n, b, found);
+void bracket_keys(const uint64_t* keys, int64_t n, const Bracket& b, BracketFound& found) {
+  bracket_keys_of(keys, n, b, found);
 }
 
 bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<int64_t>& ranks,

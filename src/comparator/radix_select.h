@@ -105,8 +105,10 @@ Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,
 Bracket bracket_from_sample(std::vector<uint32_t>& sample, int64_t n,
                             const std::vector<int64_t>& ranks, bool single);
 
-void bracket_block(const float* v, int64_t n, const Bracket& b, BracketFound& found);
-void bracket_block(const double* v, int64_t n, const Bracket& b, BracketFound& found);
+// Counts a block's keys (key_of of its values, n <= kStatsBlock) into the intervals and gathers
+// those strictly between their ends.
+void bracket_keys(const uint32_t* keys, int64_t n, const Bracket& b, BracketFound& found);
+void bracket_keys(const uint64_t* keys, int64_t n, const Bracket& b, BracketFound& found);
 
 // The keys at `ranks` (reorders the gathered keys); false when a rank missed its interval or
 // more keys than the cap were gathered, and nothing is stored then.

@@ -217,8 +217,10 @@ std::optional<std::vector<uint64_t>> bracketed(const std::vector<T>& v,
   const radix::Bracket b = radix::bracket_from_sample(sample, n, ranks, sizeof(T) == 4);
   radix::BracketFound found;
   found.init(b);
+  std::vector<Key> all(v.size());
+  for (size_t i = 0; i < v.size(); ++i) all[i] = radix::key_of(v[i]);
   for (int64_t at = 0; at < n; at += kStatsBlock)
-    radix::bracket_block(v.data() + at, std::min(kStatsBlock, n - at), b, found);
+    radix::bracket_keys(all.data() + at, std::min(kStatsBlock, n - at), b, found);
   std::map<int64_t, uint64_t> keys;
   if (!radix::resolve_bracket(b, found, ranks, keys)) return std::nullopt;
   std::vector<uint64_t> r;

@@ -1,0 +1,68 @@
+// The per-block kernels of the fused statistics pass (fused_stats.cc, radix_select.cc): the sums,
+// extremes and order-preserving keys of one block of one stream, and the counts and gathered keys
+// of the sampled key intervals. Two implementations of the float32 kernels, chosen once: loops
+// the compiler vectorises (every CPU) and AVX-512 intrinsics that do each block in one sweep per
+// stage. Both give the same bits: sums in the same lanes and order, counts and keys exact.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace parity::kernels {
+
+constexpr int kLanes = 8;
+
+// The sums of one stream over one chunk: element i of the chunk goes to lane i % 8.
+struct Lanes {
+  double sum[kLanes] = {}, sumsq[kLanes] = {}, sum_abs[kLanes] = {};
+};
+
+// The smallest and largest non-NaN values of a block (as values: -0 equals +0) and its NaNs.
+template <typename T>
+struct Extremes {
+  T min, max;
+  int64_t nans;
+};
+
+enum class KernelPath { kPortable, kAvx512 };
+
+// Detected once: AVX-512 (F, BW, DQ, VL) where the CPU has it, else portable.
+KernelPath kernel_path();
+// The paths this CPU can take, the portable one first.
+std::vector<KernelPath> supported_kernel_paths();
+// For tests comparing the paths: later calls take `path` until reset_kernel_path().
+void force_kernel_path(KernelPath path);
+void reset_kernel_path();
+
+// Adds (v - shift)^1, (v - shift)^2 and |v| of a block to the lanes (the block starts at a
+// multiple of 8 within its chunk), returns its extremes, and writes every element's key
+// (radix::key_of) to keys (room for n rounded up to 16).
+Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
+                           uint32_t* keys);
+Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lanes,
+                            uint64_t* keys);
+
+// Key intervals [lo, lo + width] (at most kMaxIntervals, ascending, disjoint). For each interval,
+// adds to counts[3j..3j+2] how many keys lie below it, in it, and at its low end; when `gather`,
+// writes the keys strictly between an interval's ends to kept (room for n rounded up to 16), in
+// block order, and returns how many.
+constexpr size_t kMaxIntervals = 16;
+int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
+                       const uint32_t* width, size_t m, int64_t* counts, bool gather,
+                       uint32_t* kept);
+int64_t interval_block(const uint64_t* keys, int64_t n, const uint64_t* lo,
+                       const uint64_t* width, size_t m, int64_t* counts, bool gather,
+                       uint64_t* kept);
+
+// The AVX-512 float32 kernels (block_kernels_avx512.cc, x86-64 only); called when kernel_path()
+// says so.
+namespace avx512 {
+Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
+                           uint32_t* keys);
+int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
+                       const uint32_t* width, size_t m, int64_t* counts, bool gather,
+                       uint32_t* kept);
+}  // namespace avx512
+
+}  // namespace parity::kernels
