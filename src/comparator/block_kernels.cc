@@ -39,15 +39,16 @@ template <typename T>
 __attribute__((always_inline)) inline Extremes<T> extremes_body(const T* v, int64_t n) {
   // GCC vector extensions: 8 lanes, compare-and-select (x < m ? x : m skips NaN), NaN masks
   // (-1 where x != x) subtracted into counters as wide as the values.
+  constexpr int kWidth = 8;  // values per compare
   using Count = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  typedef T Vec __attribute__((vector_size(sizeof(T) * kLanes)));
-  typedef Count CountVec __attribute__((vector_size(sizeof(T) * kLanes)));
+  typedef T Vec __attribute__((vector_size(sizeof(T) * kWidth)));
+  typedef Count CountVec __attribute__((vector_size(sizeof(T) * kWidth)));
   constexpr T kInf = std::numeric_limits<T>::infinity();
   Vec mn, mx;
   CountVec nans = {};
-  for (int j = 0; j < kLanes; ++j) mn[j] = kInf, mx[j] = -kInf;
+  for (int j = 0; j < kWidth; ++j) mn[j] = kInf, mx[j] = -kInf;
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
+  for (; i + kWidth <= n; i += kWidth) {
     Vec x;
     std::memcpy(&x, v + i, sizeof x);
     mn = x < mn ? x : mn;
@@ -55,7 +56,7 @@ __attribute__((always_inline)) inline Extremes<T> extremes_body(const T* v, int6
     nans -= (x != x);
   }
   Extremes<T> e{kInf, -kInf, 0};
-  for (int j = 0; j < kLanes; ++j) {
+  for (int j = 0; j < kWidth; ++j) {
     e.min = mn[j] < e.min ? mn[j] : e.min;
     e.max = mx[j] > e.max ? mx[j] : e.max;
     e.nans += nans[j];
@@ -209,18 +210,18 @@ Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lan
 }
 
 int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                       const uint32_t* width, size_t m, int64_t* counts, bool gather,
-                       uint32_t* kept) {
+                       const uint32_t* width, size_t m, size_t upper, int64_t* counts,
+                       bool gather, uint32_t* kept) {
 #if defined(__x86_64__)
   if (kernel_path() == KernelPath::kAvx512)
-    return avx512::interval_block(keys, n, lo, width, m, counts, gather, kept);
+    return avx512::interval_block(keys, n, lo, width, m, upper, counts, gather, kept);
 #endif
   return interval_portable(keys, n, lo, width, m, counts, gather, kept);
 }
 
 int64_t interval_block(const uint64_t* keys, int64_t n, const uint64_t* lo,
-                       const uint64_t* width, size_t m, int64_t* counts, bool gather,
-                       uint64_t* kept) {
+                       const uint64_t* width, size_t m, size_t upper, int64_t* counts,
+                       bool gather, uint64_t* kept) {
   return interval_portable(keys, n, lo, width, m, counts, gather, kept);
 }
 

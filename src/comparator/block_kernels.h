@@ -11,9 +11,12 @@
 
 namespace parity::kernels {
 
-constexpr int kLanes = 8;
+// Sums run in this many lanes: element i of a chunk goes to lane i % kLanes, added in element
+// order, so that every path and thread count gives the same bits (two AVX-512 registers of
+// doubles per sum, which keeps their additions off one dependency chain).
+constexpr int kLanes = 16;
 
-// The sums of one stream over one chunk: element i of the chunk goes to lane i % 8.
+// The sums of one stream over one chunk.
 struct Lanes {
   double sum[kLanes] = {}, sumsq[kLanes] = {}, sum_abs[kLanes] = {};
 };
@@ -36,7 +39,7 @@ void force_kernel_path(KernelPath path);
 void reset_kernel_path();
 
 // Adds (v - shift)^1, (v - shift)^2 and |v| of a block to the lanes (the block starts at a
-// multiple of 8 within its chunk), returns its extremes, and writes every element's key
+// multiple of kLanes within its chunk), returns its extremes, and writes every element's key
 // (radix::key_of) to keys (room for n rounded up to 16).
 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
                            uint32_t* keys);
@@ -46,14 +49,16 @@ Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lan
 // Key intervals [lo, lo + width] (at most kMaxIntervals, ascending, disjoint). For each interval,
 // adds to counts[3j..3j+2] how many keys lie below it, in it, and at its low end; when `gather`,
 // writes the keys strictly between an interval's ends to kept (room for n rounded up to 16), in
-// block order, and returns how many.
+// any order, and returns how many. Intervals from `upper` on lie high in the keys' order (the
+// upper quantiles): a kernel may count them among the keys at or above lo[upper] only, a hint
+// that changes no result.
 constexpr size_t kMaxIntervals = 16;
 int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                       const uint32_t* width, size_t m, int64_t* counts, bool gather,
-                       uint32_t* kept);
+                       const uint32_t* width, size_t m, size_t upper, int64_t* counts,
+                       bool gather, uint32_t* kept);
 int64_t interval_block(const uint64_t* keys, int64_t n, const uint64_t* lo,
-                       const uint64_t* width, size_t m, int64_t* counts, bool gather,
-                       uint64_t* kept);
+                       const uint64_t* width, size_t m, size_t upper, int64_t* counts,
+                       bool gather, uint64_t* kept);
 
 // The AVX-512 float32 kernels (block_kernels_avx512.cc, x86-64 only); called when kernel_path()
 // says so.
@@ -61,8 +66,8 @@ namespace avx512 {
 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
                            uint32_t* keys);
 int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                       const uint32_t* width, size_t m, int64_t* counts, bool gather,
-                       uint32_t* kept);
+                       const uint32_t* width, size_t m, size_t upper, int64_t* counts,
+                       bool gather, uint32_t* kept);
 }  // namespace avx512
 
 }  // namespace parity::kernels

@@ -70,46 +70,70 @@ PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32
   }
 }
 
-// Eight values' (x - shift), its square and |x| added to their lanes.
-PARITY_AVX512 inline void add_half(__m256 half, __mmask8 k, __m512d shift, __m512d& sum,
-                                   __m512d& sumsq, __m512d& sum_abs) {
+// The sums of eight values in eight lanes: (x - shift), its square and |x|.
+struct Sums8 {
+  __m512d sum, sumsq, sum_abs;
+};
+
+PARITY_AVX512 inline void add8(__m256 half, __mmask8 k, __m512d shift, Sums8& s) {
   const __m512d x = _mm512_cvtps_pd(half);
   const __m512d d = _mm512_sub_pd(x, shift);
-  sum = _mm512_mask_add_pd(sum, k, sum, d);
-  sumsq = _mm512_mask_add_pd(sumsq, k, sumsq, _mm512_mul_pd(d, d));
-  sum_abs = _mm512_mask_add_pd(sum_abs, k, sum_abs, _mm512_abs_pd(x));
+  s.sum = _mm512_mask_add_pd(s.sum, k, s.sum, d);
+  s.sumsq = _mm512_mask_add_pd(s.sumsq, k, s.sumsq, _mm512_mul_pd(d, d));
+  s.sum_abs = _mm512_mask_add_pd(s.sum_abs, k, s.sum_abs, _mm512_abs_pd(x));
+}
+
+// Everything scan_block keeps in registers.
+struct ScanState {
+  Sums8 low, high;  // lanes 0-7 and 8-15
+  __m512d shift;
+  __m512 min, max;
+  __m512i nans;
+};
+
+// Sixteen values (those in k) into the state; returns their keys.
+PARITY_AVX512 inline __m512i scan16(__m512 x, __mmask16 k, ScanState& st) {
+  add8(_mm512_castps512_ps256(x), static_cast<__mmask8>(k), st.shift, st.low);
+  add8(_mm512_extractf32x8_ps(x, 1), static_cast<__mmask8>(k >> 8), st.shift, st.high);
+  st.min = _mm512_mask_min_ps(st.min, k, x, st.min);
+  st.max = _mm512_mask_max_ps(st.max, k, x, st.max);
+  st.nans = _mm512_mask_add_epi32(st.nans, _mm512_mask_cmp_ps_mask(k, x, x, _CMP_UNORD_Q),
+                                  st.nans, _mm512_set1_epi32(1));
+  return keys_of(x);
 }
 
 }  // namespace
 
 PARITY_AVX512 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
                                          uint32_t* keys) {
-  __m512d sum = _mm512_loadu_pd(lanes.sum), sumsq = _mm512_loadu_pd(lanes.sumsq),
-          sum_abs = _mm512_loadu_pd(lanes.sum_abs);
-  const __m512d s = _mm512_set1_pd(shift);
+  static_assert(kLanes == 16, "one register of eight doubles per half of the lanes");
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  __m512 mn = _mm512_set1_ps(kInf), mx = _mm512_set1_ps(-kInf);
-  __m512i nans = _mm512_setzero_si512();
-  const __m512i one = _mm512_set1_epi32(1);
-  // Elements i..i+7 to lanes 0..7, then i+8..i+15: the portable loop's order.
-  for (int64_t i = 0; i < n; i += 16) {
+  ScanState st;
+  st.low = {_mm512_loadu_pd(lanes.sum), _mm512_loadu_pd(lanes.sumsq),
+            _mm512_loadu_pd(lanes.sum_abs)};
+  st.high = {_mm512_loadu_pd(lanes.sum + 8), _mm512_loadu_pd(lanes.sumsq + 8),
+             _mm512_loadu_pd(lanes.sum_abs + 8)};
+  st.shift = _mm512_set1_pd(shift);
+  st.min = _mm512_set1_ps(kInf);
+  st.max = _mm512_set1_ps(-kInf);
+  st.nans = _mm512_setzero_si512();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)  // whole steps: the masks are constant
+    _mm512_storeu_si512(keys + i, scan16(_mm512_loadu_ps(v + i), 0xFFFF, st));
+  if (i < n) {
     const __mmask16 k = tail_mask(n - i);
-    const __m512 x = _mm512_maskz_loadu_ps(k, v + i);
-    add_half(_mm512_castps512_ps256(x), static_cast<__mmask8>(k), s, sum, sumsq, sum_abs);
-    add_half(_mm512_extractf32x8_ps(x, 1), static_cast<__mmask8>(k >> 8), s, sum, sumsq,
-             sum_abs);
-    mn = _mm512_mask_min_ps(mn, k, x, mn);
-    mx = _mm512_mask_max_ps(mx, k, x, mx);
-    nans = _mm512_mask_add_epi32(nans, _mm512_mask_cmp_ps_mask(k, x, x, _CMP_UNORD_Q), nans, one);
-    _mm512_storeu_si512(keys + i, keys_of(x));
+    _mm512_storeu_si512(keys + i, scan16(_mm512_maskz_loadu_ps(k, v + i), k, st));
   }
-  _mm512_storeu_pd(lanes.sum, sum);
-  _mm512_storeu_pd(lanes.sumsq, sumsq);
-  _mm512_storeu_pd(lanes.sum_abs, sum_abs);
+  _mm512_storeu_pd(lanes.sum, st.low.sum);
+  _mm512_storeu_pd(lanes.sumsq, st.low.sumsq);
+  _mm512_storeu_pd(lanes.sum_abs, st.low.sum_abs);
+  _mm512_storeu_pd(lanes.sum + 8, st.high.sum);
+  _mm512_storeu_pd(lanes.sumsq + 8, st.high.sumsq);
+  _mm512_storeu_pd(lanes.sum_abs + 8, st.high.sum_abs);
   alignas(64) float lo[16], hi[16];
-  _mm512_store_ps(lo, mn);
-  _mm512_store_ps(hi, mx);
-  Extremes<float> e{kInf, -kInf, _mm512_reduce_add_epi32(nans)};
+  _mm512_store_ps(lo, st.min);
+  _mm512_store_ps(hi, st.max);
+  Extremes<float> e{kInf, -kInf, _mm512_reduce_add_epi32(st.nans)};
   for (int j = 0; j < 16; ++j) {
     e.min = lo[j] < e.min ? lo[j] : e.min;
     e.max = hi[j] > e.max ? hi[j] : e.max;
@@ -117,31 +141,65 @@ PARITY_AVX512 Extremes<float> scan_block(const float* v, int64_t n, double shift
   return e;
 }
 
-PARITY_AVX512 int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
+namespace {
+
+// interval_block for keys[0, n), n <= 1024.
+PARITY_AVX512 int64_t count_and_keep(const uint32_t* keys, int64_t n, const uint32_t* lo,
                                      const uint32_t* width, size_t m, int64_t* counts,
                                      bool gather, uint32_t* kept) {
   // Intervals four at a time (the counters of four fill the registers), hits OR-ed per step.
-  constexpr int64_t kMaxSteps = 64;  // blocks of at most 1024 keys
+  __mmask16 hit[64] = {};
+  for (size_t j = 0; j < m; j += 4) {
+    const uint32_t *l = lo + j, *w = width + j;
+    int64_t* c = counts + 3 * j;
+    switch (std::min<size_t>(4, m - j)) {
+      case 1: count_intervals<1>(keys, n, l, w, c, hit); break;
+      case 2: count_intervals<2>(keys, n, l, w, c, hit); break;
+      case 3: count_intervals<3>(keys, n, l, w, c, hit); break;
+      default: count_intervals<4>(keys, n, l, w, c, hit); break;
+    }
+  }
+  if (!gather || m == 0) return 0;
   int64_t hits = 0;
-  for (int64_t at = 0; at < n; at += 16 * kMaxSteps) {
-    const int64_t len = std::min<int64_t>(16 * kMaxSteps, n - at);
-    __mmask16 hit[kMaxSteps] = {};
-    for (size_t j = 0; j < m; j += 4) {
-      const uint32_t *l = lo + j, *w = width + j;
-      int64_t* c = counts + 3 * j;
-      switch (std::min<size_t>(4, m - j)) {
-        case 1: count_intervals<1>(keys + at, len, l, w, c, hit); break;
-        case 2: count_intervals<2>(keys + at, len, l, w, c, hit); break;
-        case 3: count_intervals<3>(keys + at, len, l, w, c, hit); break;
-        default: count_intervals<4>(keys + at, len, l, w, c, hit); break;
-      }
-    }
-    if (!gather || m == 0) continue;
-    for (int64_t i = 0, step = 0; i < len; i += 16, ++step) {
-      const __m512i key = _mm512_loadu_si512(keys + at + i);
-      _mm512_storeu_si512(kept + hits, _mm512_maskz_compress_epi32(hit[step], key));
-      hits += __builtin_popcount(hit[step]);
-    }
+  for (int64_t i = 0, step = 0; i < n; i += 16, ++step) {
+    const __m512i key = _mm512_loadu_si512(keys + i);
+    _mm512_storeu_si512(kept + hits, _mm512_maskz_compress_epi32(hit[step], key));
+    hits += __builtin_popcount(hit[step]);
+  }
+  return hits;
+}
+
+// The keys at or above `from`, in order (room for n rounded up to 16).
+PARITY_AVX512 int64_t keys_from(const uint32_t* keys, int64_t n, uint32_t from,
+                                uint32_t* out) {
+  const __m512i f = _mm512_set1_epi32(static_cast<int32_t>(from));
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m512i key = _mm512_loadu_si512(keys + i);
+    const __mmask16 k = _mm512_mask_cmpge_epu32_mask(tail_mask(n - i), key, f);
+    _mm512_storeu_si512(out + kept, _mm512_maskz_compress_epi32(k, key));
+    kept += __builtin_popcount(k);
+  }
+  return kept;
+}
+
+}  // namespace
+
+PARITY_AVX512 int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
+                                     const uint32_t* width, size_t m, size_t upper,
+                                     int64_t* counts, bool gather, uint32_t* kept) {
+  int64_t hits = 0;
+  for (int64_t at = 0; at < n; at += 1024) {
+    const int64_t len = std::min<int64_t>(1024, n - at);
+    const size_t all = std::min(upper, m);
+    hits += count_and_keep(keys + at, len, lo, width, all, counts, gather, kept + hits);
+    if (all == m) continue;
+    // The upper intervals see only the keys at or above their lowest end; the rest are below.
+    alignas(64) uint32_t high[1024 + 16];
+    const int64_t n_high = keys_from(keys + at, len, lo[all], high);
+    for (size_t j = all; j < m; ++j) counts[3 * j] += len - n_high;
+    hits += count_and_keep(high, n_high, lo + all, width + all, m - all, counts + 3 * all,
+                           gather, kept + hits);
   }
   return hits;
 }

@@ -8,7 +8,7 @@
 // pass brackets each wanted rank with a key interval; the fused pass counts the keys below each
 // interval and gathers those inside, and nth_element on them gives the rank. A rank the sample
 // misplaced falls back to radix selection (a histogram of the top 16 key bits, then gathering or
-// refining the buckets that hold it). Nothing depends on the thread count: sums run in 8 lanes
+// refining the buckets that hold it). Nothing depends on the thread count: sums run in 16 lanes
 // per 64 Ki-element chunk, combined in chunk order; counts and gathered keys do not depend on
 // order.
 #pragma once
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "comparator/block_kernels.h"
 #include "comparator/stats.h"
 
 namespace parity {
@@ -81,11 +82,11 @@ FusedStats compute_fused_stats(const StreamSource& source,
 std::vector<std::array<int64_t, Histogram10::kBins>> stream_histograms(
     const StreamSource& source, const std::vector<const Histogram10*>& bins);
 
-// Sums of (v - shift) in 8 lanes, lane = position in the chunk mod 8 (blocks start at multiples
+// Sums of (v - shift) in 16 lanes, lane = position in the chunk mod 16 (blocks start at multiples
 // of kStatsBlock within their chunk), added up lane by lane: the order of every mean the
 // comparator prints, so the same values give the same bits on every path and thread count.
 struct LaneSum {
-  double lane[8] = {};
+  double lane[kernels::kLanes] = {};
   double total() const;
 };
 void add_shifted(LaneSum& sum, const double* v, int64_t n, double shift);

@@ -197,7 +197,7 @@ void bracket_keys_of(const K* keys, int64_t n, const Bracket& b, BracketFound& f
   const bool gather = static_cast<int64_t>(gathered.size()) <= b.cap;  // past the cap: failed
   alignas(64) K kept[kStatsBlock];
   const int64_t hits =
-      kernels::interval_block(keys, n, lo, width, m, f.counts.data(), gather, kept);
+      kernels::interval_block(keys, n, lo, width, m, b.upper, f.counts.data(), gather, kept);
   gathered.insert(gathered.end(), kept, kept + hits);
 }
 
@@ -264,13 +264,80 @@ namespace parity::radix {
 
 namespace {
 
+// Ranges longer than this are narrowed by a histogram of key digits before nth_element.
+constexpr int64_t kSelectSmall = 4096;
+constexpr int kDigitBits = 11;
+
+template <typename K>
+void select_positions(std::vector<K>& keys, const std::vector<int64_t>& positions,
+                      int64_t begin, int64_t end, std::map<int64_t, uint64_t>& at);
+
+// select_positions for a long range: a histogram of the next kDigitBits bits of (key - min)
+// gives each wanted position its bucket; the keys of those buckets are moved to the places
+// their buckets take in sorted order, and each bucket is selected from on its own. Two passes
+// over the range instead of nth_element's several per position.
+template <typename K>
+void select_by_digits(std::vector<K>& keys, const std::vector<int64_t>& positions,
+                      int64_t begin, int64_t end, std::map<int64_t, uint64_t>& at) {
+  const K* v = keys.data();
+  K lo = v[begin], hi = v[begin];
+  for (int64_t i = begin; i < end; ++i) {
+    lo = std::min(lo, v[i]);
+    hi = std::max(hi, v[i]);
+  }
+  if (lo == hi) {
+    for (const int64_t p : positions) at[p] = lo;
+    return;
+  }
+  const int width_bits = 64 - __builtin_clzll(static_cast<uint64_t>(hi - lo));
+  const int shift = std::max(0, width_bits - kDigitBits);
+  const size_t bins = static_cast<size_t>((hi - lo) >> shift) + 1;  // 2 .. 2^kDigitBits
+  std::vector<int64_t> start(bins + 1, 0);
+  for (int64_t i = begin; i < end; ++i) ++start[static_cast<size_t>((v[i] - lo) >> shift) + 1];
+  for (size_t b = 0; b < bins; ++b) start[b + 1] += start[b];
+  // The wanted buckets, in order, each with its positions.
+  std::vector<int32_t> slot(bins, -1);
+  std::vector<size_t> wanted;
+  std::vector<std::vector<int64_t>> mine;
+  for (const int64_t p : positions) {
+    const size_t b = static_cast<size_t>(
+        std::upper_bound(start.begin(), start.end(), p - begin) - start.begin() - 1);
+    if (slot[b] < 0) {
+      slot[b] = static_cast<int32_t>(wanted.size());
+      wanted.push_back(b);
+      mine.emplace_back();
+    }
+    mine[static_cast<size_t>(slot[b])].push_back(p);
+  }
+  std::vector<int64_t> next;
+  int64_t total = 0;
+  for (const size_t b : wanted) {
+    next.push_back(total);
+    total += start[b + 1] - start[b];
+  }
+  std::vector<K> gathered(static_cast<size_t>(total));
+  for (int64_t i = begin; i < end; ++i) {
+    const int32_t s = slot[static_cast<size_t>((v[i] - lo) >> shift)];
+    if (s >= 0) gathered[static_cast<size_t>(next[static_cast<size_t>(s)]++)] = v[i];
+  }
+  int64_t from = 0;
+  for (size_t w = 0; w < wanted.size(); ++w) {
+    const int64_t first = begin + start[wanted[w]], count = start[wanted[w] + 1] - start[wanted[w]];
+    std::copy(gathered.begin() + from, gathered.begin() + from + count, keys.begin() + first);
+    from += count;
+    select_positions(keys, mine[w], first, first + count, at);
+  }
+}
+
 // The keys at `positions` (ascending, distinct, within [begin, end)) of `keys` in sorted order,
-// when [begin, end) already holds the keys of those positions: nth_element at the middle one,
-// then each half on its own side (a sweep from the left would rescan the right end for every
-// position). Adds them to `at`.
+// when [begin, end) already holds the keys of those positions. Long ranges are narrowed by
+// digits; short ones by nth_element at the middle position, then each half on its own side (a
+// sweep from the left would rescan the right end for every position). Adds them to `at`.
 template <typename K>
 void select_positions(std::vector<K>& keys, const std::vector<int64_t>& positions,
                       int64_t begin, int64_t end, std::map<int64_t, uint64_t>& at) {
+  if (positions.empty()) return;
+  if (end - begin > kSelectSmall) return select_by_digits(keys, positions, begin, end, at);
   const auto select = [&](const auto& self, size_t first, size_t last, int64_t from,
                           int64_t to) -> void {
     if (first >= last) return;
@@ -388,12 +455,15 @@ Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   const std::map<int64_t, uint64_t> at = select_positions(sample, wanted);
+  b.upper = kernels::kMaxIntervals;
   for (const auto& [lo_pos, hi_pos] : spans) {
     const uint64_t lo = lo_pos < 0 ? 0 : at.at(lo_pos);
     const uint64_t hi = hi_pos >= m ? max_key : at.at(hi_pos);
     if (!b.lo.empty() && lo <= b.hi.back()) {
       b.hi.back() = std::max(b.hi.back(), hi);
     } else {
+      // Intervals above 3/4 of the sample: counted among the keys at or above them only.
+      if (4 * lo_pos >= 3 * m) b.upper = std::min(b.upper, b.lo.size());
       b.lo.push_back(lo);
       b.hi.push_back(hi);
     }

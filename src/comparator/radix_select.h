@@ -78,6 +78,7 @@ struct StreamInfo {
 struct Bracket {
   std::vector<uint64_t> lo, hi;  // inclusive, ascending, disjoint
   int64_t cap = 0;               // most keys gathered
+  size_t upper = 0;  // the first interval above 3/4 of the keys (kernels::interval_block)
 };
 
 // What a pass found in one stream's intervals. Counts are exact integers and the gathered keys
