@@ -87,79 +87,58 @@ __attribute__((target_clones("avx2", "default"))) Extremes<double> scan_f64(
   return scan_body(v, n, shift, l, keys);
 }
 
-// Per interval, the keys below it, in it and at its low end (counted in the key type: a block's
-// counts fit); per key, whether it lies strictly between the ends of an interval
+// Per interval, the keys below it, in it, at its low end and strictly between its ends
 // (1 <= key - lo < width, as `key - lo - 1 < width - 1` in unsigned arithmetic; an interval
-// narrower than 2 holds nothing strictly between).
+// narrower than 2 holds nothing strictly between), counted in the key type (a block's counts
+// fit) by loops the compiler vectorises.
 template <typename K>
-__attribute__((always_inline)) inline void interval_body(const K* keys, int64_t n, const K* lo,
-                                                         const K* width, size_t m, K* hit,
-                                                         int64_t* counts) {
-  for (int64_t i = 0; i < n; ++i) hit[i] = 0;
-  for (size_t j = 0; j < m; ++j) {
-    const K l = lo[j], w = width[j], between = w >= 2 ? w - 1 : 0;
-    K below = 0, inside = 0, at_lo = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const K d = keys[i] - l;
-      below += keys[i] < l;
-      inside += d <= w;
-      at_lo += d == 0;
-      hit[i] |= static_cast<K>(d - 1) < between;
-    }
-    counts[3 * j] += static_cast<int64_t>(below);
-    counts[3 * j + 1] += static_cast<int64_t>(inside);
-    counts[3 * j + 2] += static_cast<int64_t>(at_lo);
+__attribute__((always_inline)) inline void interval_body(const K* keys, int64_t n, K lo, K width,
+                                                         int64_t* counts, int64_t& between) {
+  const K strictly = width >= 2 ? width - 1 : 0;
+  K below = 0, inside = 0, at_lo = 0, hits = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const K d = keys[i] - lo;
+    below += keys[i] < lo;
+    inside += d <= width;
+    at_lo += d == 0;
+    hits += static_cast<K>(d - 1) < strictly;
   }
+  counts[0] += static_cast<int64_t>(below);
+  counts[1] += static_cast<int64_t>(inside);
+  counts[2] += static_cast<int64_t>(at_lo);
+  between = static_cast<int64_t>(hits);
 }
 
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void interval_f32(
-    const uint32_t* keys, int64_t n, const uint32_t* lo, const uint32_t* width, size_t m,
-    uint32_t* hit, int64_t* counts) {
-  interval_body(keys, n, lo, width, m, hit, counts);
+    const uint32_t* keys, int64_t n, uint32_t lo, uint32_t width, int64_t* counts,
+    int64_t& between) {
+  interval_body(keys, n, lo, width, counts, between);
 }
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void interval_f64(
-    const uint64_t* keys, int64_t n, const uint64_t* lo, const uint64_t* width, size_t m,
-    uint64_t* hit, int64_t* counts) {
-  interval_body(keys, n, lo, width, m, hit, counts);
+    const uint64_t* keys, int64_t n, uint64_t lo, uint64_t width, int64_t* counts,
+    int64_t& between) {
+  interval_body(keys, n, lo, width, counts, between);
 }
 
-// The keys flagged in hit, in order: groups without a flag skipped at once (hits are few), the
-// rest stored without a branch per key (hits are irregular).
 template <typename K>
-int64_t keep_hits(const K* keys, const K* hit, int64_t n, K* kept) {
-  int64_t hits = 0;
-  constexpr int64_t kGroup = 64 / sizeof(K);  // one cache line of flags, read as 8 words
-  int64_t at = 0;
-  for (; at + kGroup <= n; at += kGroup) {
-    uint64_t words[8];
-    std::memcpy(words, hit + at, sizeof words);
-    if ((words[0] | words[1] | words[2] | words[3] | words[4] | words[5] | words[6] |
-         words[7]) == 0)
-      continue;
-    for (int64_t i = at; i < at + kGroup; ++i) {
-      kept[hits] = keys[i];
-      hits += hit[i] != 0;
+void interval_portable(const K* keys, int64_t n, const IntervalScan<K>& scan) {
+  for (size_t j = 0; j < scan.m; ++j) {
+    const K lo = scan.lo[j], width = scan.width[j];
+    int64_t between = 0;
+    if constexpr (sizeof(K) == 4) interval_f32(keys, n, lo, width, scan.counts + 3 * j, between);
+    else interval_f64(keys, n, lo, width, scan.counts + 3 * j, between);
+    if (!scan.kept) continue;
+    scan.kept_count[j] = 0;
+    if (between == 0) continue;
+    // Stored without a branch per key: hits are irregular.
+    K* kept = scan.kept[j];
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      kept[c] = keys[i];
+      c += static_cast<K>(keys[i] - lo - 1) < static_cast<K>(width >= 2 ? width - 1 : 0);
     }
+    scan.kept_count[j] = c;
   }
-  for (int64_t i = at; i < n; ++i) {
-    kept[hits] = keys[i];
-    hits += hit[i] != 0;
-  }
-  return hits;
-}
-
-template <typename K>
-int64_t interval_portable(const K* keys, int64_t n, const K* lo, const K* width, size_t m,
-                          int64_t* counts, bool gather, K* kept) {
-  alignas(64) K hit[1024];
-  int64_t hits = 0;
-  for (int64_t at = 0; at < n; at += 1024) {  // blocks are at most this long; keeps hit bounded
-    const int64_t len = std::min<int64_t>(1024, n - at);
-    if constexpr (sizeof(K) == 4) interval_f32(keys + at, len, lo, width, m, hit, counts);
-    else interval_f64(keys + at, len, lo, width, m, hit, counts);
-    if (gather) hits += keep_hits(keys + at, hit, len, kept + hits);
-  }
-  return hits;
 }
 
 bool cpu_has(KernelPath path) {
@@ -209,20 +188,15 @@ Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lan
   return scan_f64(v, n, shift, lanes, keys);
 }
 
-int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                       const uint32_t* width, size_t m, size_t upper, int64_t* counts,
-                       bool gather, uint32_t* kept) {
+void interval_block(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan) {
 #if defined(__x86_64__)
-  if (kernel_path() == KernelPath::kAvx512)
-    return avx512::interval_block(keys, n, lo, width, m, upper, counts, gather, kept);
+  if (kernel_path() == KernelPath::kAvx512) return avx512::interval_block(keys, n, scan);
 #endif
-  return interval_portable(keys, n, lo, width, m, counts, gather, kept);
+  interval_portable(keys, n, scan);
 }
 
-int64_t interval_block(const uint64_t* keys, int64_t n, const uint64_t* lo,
-                       const uint64_t* width, size_t m, size_t upper, int64_t* counts,
-                       bool gather, uint64_t* kept) {
-  return interval_portable(keys, n, lo, width, m, counts, gather, kept);
+void interval_block(const uint64_t* keys, int64_t n, const IntervalScan<uint64_t>& scan) {
+  interval_portable(keys, n, scan);
 }
 
 }  // namespace parity::kernels

@@ -46,28 +46,32 @@ Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes
 Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lanes,
                             uint64_t* keys);
 
-// Key intervals [lo, lo + width] (at most kMaxIntervals, ascending, disjoint). For each interval,
-// adds to counts[3j..3j+2] how many keys lie below it, in it, and at its low end; when `gather`,
-// writes the keys strictly between an interval's ends to kept (room for n rounded up to 16), in
-// any order, and returns how many. Intervals from `upper` on lie high in the keys' order (the
-// upper quantiles): a kernel may count them among the keys at or above lo[upper] only, a hint
-// that changes no result.
+// The keys of a block (n <= 1024) against key intervals [lo, lo + width] (at most kMaxIntervals,
+// ascending, disjoint). For each interval j, adds to counts[3j..3j+2] how many keys lie below it, in it, and at its low end; when
+// `gather`, writes the keys strictly between its ends to kept[j] (room for n rounded up to 16),
+// in any order, and their number to kept_count[j]. Intervals from `upper` on lie high in the
+// keys' order (the upper quantiles): a kernel may look for them among the keys at or above
+// lo[upper] only, a hint that changes no result.
 constexpr size_t kMaxIntervals = 16;
-int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                       const uint32_t* width, size_t m, size_t upper, int64_t* counts,
-                       bool gather, uint32_t* kept);
-int64_t interval_block(const uint64_t* keys, int64_t n, const uint64_t* lo,
-                       const uint64_t* width, size_t m, size_t upper, int64_t* counts,
-                       bool gather, uint64_t* kept);
+template <typename K>
+struct IntervalScan {
+  const K* lo;
+  const K* width;
+  size_t m;
+  size_t upper;
+  int64_t* counts;
+  K* const* kept;  // null: nothing gathered
+  int64_t* kept_count;
+};
+void interval_block(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan);
+void interval_block(const uint64_t* keys, int64_t n, const IntervalScan<uint64_t>& scan);
 
 // The AVX-512 float32 kernels (block_kernels_avx512.cc, x86-64 only); called when kernel_path()
 // says so.
 namespace avx512 {
 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
                            uint32_t* keys);
-int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                       const uint32_t* width, size_t m, size_t upper, int64_t* counts,
-                       bool gather, uint32_t* kept);
+void interval_block(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan);
 }  // namespace avx512
 
 }  // namespace parity::kernels

@@ -23,6 +23,8 @@ namespace parity::kernels::avx512 {
 
 namespace {
 
+constexpr int64_t kMaxBlock = 1024;  // keys per interval_block call (kStatsBlock)
+
 PARITY_AVX512 inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
 }
@@ -34,12 +36,14 @@ PARITY_AVX512 inline __m512i keys_of(__m512 x) {
                                    _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)), 0x1E);
 }
 
-// Counts, in 16 lanes, of the keys below, in and at the low end of M intervals, and the keys
-// strictly between an interval's ends as a mask per step (OR-ed into hits).
-template <int M>
+// Counts, in 16 lanes, of the keys below, in and at the low end of M intervals; with kGather,
+// the keys strictly between an interval's ends compressed into its kept buffer.
+template <int M, bool kGather>
 PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                                   const uint32_t* width, int64_t* counts, __mmask16* hits) {
+                                   const uint32_t* width, int64_t* counts,
+                                   uint32_t* const* kept, int64_t* kept_count) {
   __m512i l[M], w[M], between[M], below[M], inside[M], at_lo[M];
+  int64_t c[M] = {};
   const __m512i one = _mm512_set1_epi32(1), zero = _mm512_setzero_si512();
   for (int j = 0; j < M; ++j) {
     l[j] = _mm512_set1_epi32(static_cast<int32_t>(lo[j]));
@@ -47,10 +51,9 @@ PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32
     between[j] = _mm512_set1_epi32(static_cast<int32_t>(width[j] >= 2 ? width[j] - 1 : 0));
     below[j] = inside[j] = at_lo[j] = zero;
   }
-  for (int64_t i = 0, step = 0; i < n; i += 16, ++step) {
+  for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = tail_mask(n - i);
     const __m512i key = _mm512_loadu_si512(keys + i);
-    __mmask16 hit = 0;
     for (int j = 0; j < M; ++j) {
       const __m512i d = _mm512_sub_epi32(key, l[j]);
       below[j] = _mm512_mask_add_epi32(below[j], _mm512_mask_cmplt_epu32_mask(k, key, l[j]),
@@ -59,14 +62,19 @@ PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32
                                         inside[j], one);
       at_lo[j] = _mm512_mask_add_epi32(at_lo[j], _mm512_mask_cmpeq_epi32_mask(k, d, zero),
                                        at_lo[j], one);
-      hit |= _mm512_mask_cmplt_epu32_mask(k, _mm512_sub_epi32(d, one), between[j]);
+      if constexpr (kGather) {
+        const __mmask16 hit =
+            _mm512_mask_cmplt_epu32_mask(k, _mm512_sub_epi32(d, one), between[j]);
+        _mm512_storeu_si512(kept[j] + c[j], _mm512_maskz_compress_epi32(hit, key));
+        c[j] += __builtin_popcount(hit);
+      }
     }
-    hits[step] |= hit;
   }
   for (int j = 0; j < M; ++j) {
     counts[3 * j] += _mm512_reduce_add_epi32(below[j]);
     counts[3 * j + 1] += _mm512_reduce_add_epi32(inside[j]);
     counts[3 * j + 2] += _mm512_reduce_add_epi32(at_lo[j]);
+    if constexpr (kGather) kept_count[j] = c[j];
   }
 }
 
@@ -143,30 +151,27 @@ PARITY_AVX512 Extremes<float> scan_block(const float* v, int64_t n, double shift
 
 namespace {
 
-// interval_block for keys[0, n), n <= 1024.
-PARITY_AVX512 int64_t count_and_keep(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                                     const uint32_t* width, size_t m, int64_t* counts,
-                                     bool gather, uint32_t* kept) {
-  // Intervals four at a time (the counters of four fill the registers), hits OR-ed per step.
-  __mmask16 hit[64] = {};
-  for (size_t j = 0; j < m; j += 4) {
-    const uint32_t *l = lo + j, *w = width + j;
-    int64_t* c = counts + 3 * j;
-    switch (std::min<size_t>(4, m - j)) {
-      case 1: count_intervals<1>(keys, n, l, w, c, hit); break;
-      case 2: count_intervals<2>(keys, n, l, w, c, hit); break;
-      case 3: count_intervals<3>(keys, n, l, w, c, hit); break;
-      default: count_intervals<4>(keys, n, l, w, c, hit); break;
+// interval_block's work for the intervals in `scan`, four at a time (the counters of four fill
+// the registers).
+template <bool kGather>
+PARITY_AVX512 void count_all(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan) {
+  for (size_t j = 0; j < scan.m; j += 4) {
+    const uint32_t *l = scan.lo + j, *w = scan.width + j;
+    int64_t* c = scan.counts + 3 * j;
+    uint32_t* const* kept = kGather ? scan.kept + j : nullptr;
+    int64_t* kc = kGather ? scan.kept_count + j : nullptr;
+    switch (std::min<size_t>(4, scan.m - j)) {
+      case 1: count_intervals<1, kGather>(keys, n, l, w, c, kept, kc); break;
+      case 2: count_intervals<2, kGather>(keys, n, l, w, c, kept, kc); break;
+      case 3: count_intervals<3, kGather>(keys, n, l, w, c, kept, kc); break;
+      default: count_intervals<4, kGather>(keys, n, l, w, c, kept, kc); break;
     }
   }
-  if (!gather || m == 0) return 0;
-  int64_t hits = 0;
-  for (int64_t i = 0, step = 0; i < n; i += 16, ++step) {
-    const __m512i key = _mm512_loadu_si512(keys + i);
-    _mm512_storeu_si512(kept + hits, _mm512_maskz_compress_epi32(hit[step], key));
-    hits += __builtin_popcount(hit[step]);
-  }
-  return hits;
+}
+
+PARITY_AVX512 void count_all(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan) {
+  if (scan.kept) count_all<true>(keys, n, scan);
+  else count_all<false>(keys, n, scan);
 }
 
 // The keys at or above `from`, in order (room for n rounded up to 16).
@@ -185,23 +190,23 @@ PARITY_AVX512 int64_t keys_from(const uint32_t* keys, int64_t n, uint32_t from,
 
 }  // namespace
 
-PARITY_AVX512 int64_t interval_block(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                                     const uint32_t* width, size_t m, size_t upper,
-                                     int64_t* counts, bool gather, uint32_t* kept) {
-  int64_t hits = 0;
-  for (int64_t at = 0; at < n; at += 1024) {
-    const int64_t len = std::min<int64_t>(1024, n - at);
-    const size_t all = std::min(upper, m);
-    hits += count_and_keep(keys + at, len, lo, width, all, counts, gather, kept + hits);
-    if (all == m) continue;
-    // The upper intervals see only the keys at or above their lowest end; the rest are below.
-    alignas(64) uint32_t high[1024 + 16];
-    const int64_t n_high = keys_from(keys + at, len, lo[all], high);
-    for (size_t j = all; j < m; ++j) counts[3 * j] += len - n_high;
-    hits += count_and_keep(high, n_high, lo + all, width + all, m - all, counts + 3 * all,
-                           gather, kept + hits);
-  }
-  return hits;
+PARITY_AVX512 void interval_block(const uint32_t* keys, int64_t n,
+                                  const IntervalScan<uint32_t>& scan) {
+  IntervalScan<uint32_t> all = scan;
+  all.m = std::min(scan.upper, scan.m);
+  count_all(keys, n, all);
+  if (all.m == scan.m) return;
+  // The upper intervals see only the keys at or above their lowest end; the rest are below.
+  alignas(64) uint32_t high[kMaxBlock + 16];
+  const int64_t n_high = keys_from(keys, n, scan.lo[all.m], high);
+  IntervalScan<uint32_t> upper = scan;
+  upper.lo += all.m;
+  upper.width += all.m;
+  upper.m = scan.m - all.m;
+  upper.counts += 3 * all.m;
+  if (scan.kept) upper.kept += all.m, upper.kept_count += all.m;
+  for (size_t j = 0; j < upper.m; ++j) upper.counts[3 * j] += n - n_high;
+  count_all(high, n_high, upper);
 }
 
 }  // namespace parity::kernels::avx512

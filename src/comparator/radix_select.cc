@@ -177,7 +177,7 @@ void serve_nodes(const StreamSource& src, const std::vector<StreamInfo>& info,
 }
 
 template <typename K>
-std::vector<K>& gathered_keys(BracketFound& f) {
+std::vector<std::vector<K>>& gathered_keys(BracketFound& f) {
   if constexpr (sizeof(K) == 4) return f.keys32;
   else return f.keys;
 }
@@ -193,12 +193,24 @@ void bracket_keys_of(const K* keys, int64_t n, const Bracket& b, BracketFound& f
     lo[j] = static_cast<K>(b.lo[j]);
     width[j] = static_cast<K>(b.hi[j] - b.lo[j]);
   }
-  std::vector<K>& gathered = gathered_keys<K>(f);
-  const bool gather = static_cast<int64_t>(gathered.size()) <= b.cap;  // past the cap: failed
-  alignas(64) K kept[kStatsBlock];
-  const int64_t hits =
-      kernels::interval_block(keys, n, lo, width, m, b.upper, f.counts.data(), gather, kept);
-  gathered.insert(gathered.end(), kept, kept + hits);
+  std::vector<std::vector<K>>& gathered = gathered_keys<K>(f);
+  if (f.gathered > b.cap && !f.overflow) {  // past the cap: counted only, resolved otherwise
+    f.overflow = true;
+    gathered.assign(m, {});
+  }
+  thread_local std::vector<K> scratch;
+  scratch.resize(m * (kStatsBlock + 16));
+  K* kept[kernels::kMaxIntervals];
+  int64_t kept_count[kernels::kMaxIntervals];
+  for (size_t j = 0; j < m; ++j) kept[j] = scratch.data() + j * (kStatsBlock + 16);
+  kernels::interval_block(keys, n,
+                          {lo, width, m, b.upper, f.counts.data(), f.overflow ? nullptr : kept,
+                           kept_count});
+  if (f.overflow) return;
+  for (size_t j = 0; j < m; ++j) {
+    gathered[j].insert(gathered[j].end(), kept[j], kept[j] + kept_count[j]);
+    f.gathered += kept_count[j];
+  }
 }
 
 }  // namespace
@@ -359,68 +371,29 @@ std::map<int64_t, uint64_t> select_positions(std::vector<K>& keys,
   return at;
 }
 
-// The interval of a gathered key: the number of intervals below it, counted without a branch
-// (the keys of several intervals come mixed, and a loop that stops would mispredict often).
-inline size_t interval_of(uint64_t key, const uint64_t* hi, size_t m) {
-  size_t j = 0;
-  for (size_t i = 0; i < m; ++i) j += key > hi[i];
-  return j;
-}
-
-// The gathered keys at `positions` among them in sorted order, given how many each interval
-// holds: placed interval by interval first (one pass), so that each position is selected among
-// its own interval's keys alone rather than among all of them.
-template <typename K>
-std::map<int64_t, uint64_t> select_gathered(std::vector<K>& keys, const Bracket& b,
-                                            const std::vector<int64_t>& between,
-                                            const std::vector<int64_t>& positions) {
-  std::map<int64_t, uint64_t> at;
-  if (positions.empty()) return at;
-  const size_t m = b.lo.size();
-  std::vector<int64_t> start(m + 1, 0);
-  for (size_t j = 0; j < m; ++j) start[j + 1] = start[j] + between[j];
-  if (m > 1) {
-    std::vector<K> placed(keys.size());
-    std::vector<int64_t> next(start.begin(), start.end() - 1);
-    for (const K key : keys) {
-      const size_t j = interval_of(key, b.hi.data(), m);
-      placed[static_cast<size_t>(next[j]++)] = key;
-    }
-    keys.swap(placed);
-  }
-  size_t first = 0;
-  for (size_t j = 0; j < m; ++j) {
-    size_t last = first;
-    while (last < positions.size() && positions[last] < start[j + 1]) ++last;
-    if (last > first) {
-      const std::vector<int64_t> mine(positions.begin() + static_cast<int64_t>(first),
-                                      positions.begin() + static_cast<int64_t>(last));
-      select_positions(keys, mine, start[j], start[j + 1], at);
-    }
-    first = last;
-  }
-  return at;
-}
-
 }  // namespace
 
 void BracketFound::init(const Bracket& b) {
   counts.assign(3 * b.lo.size(), 0);
-  keys.clear();
-  keys32.clear();
+  keys.assign(b.lo.size(), {});
+  keys32.assign(b.lo.size(), {});
+  gathered = 0;
+  overflow = false;
 }
 
 void BracketFound::merge(BracketFound& other, const Bracket& b) {
   for (size_t j = 0; j < counts.size(); ++j) counts[j] += other.counts[j];
-  if (static_cast<int64_t>(keys.size() + other.keys.size() + keys32.size() +
-                           other.keys32.size()) > b.cap) {
-    overflow = true;  // too many to select from: resolve_bracket falls back
-    std::vector<uint64_t>().swap(keys);
-    std::vector<uint32_t>().swap(keys32);
+  gathered += other.gathered;
+  overflow = overflow || other.overflow || gathered > b.cap;
+  if (overflow) {  // too many to select from: resolve_bracket falls back
+    keys.assign(b.lo.size(), {});
+    keys32.assign(b.lo.size(), {});
+    return;
   }
-  if (overflow) return;
-  keys.insert(keys.end(), other.keys.begin(), other.keys.end());
-  keys32.insert(keys32.end(), other.keys32.begin(), other.keys32.end());
+  for (size_t j = 0; j < keys.size(); ++j) {
+    keys[j].insert(keys[j].end(), other.keys[j].begin(), other.keys[j].end());
+    keys32[j].insert(keys32[j].end(), other.keys32[j].begin(), other.keys32[j].end());
+  }
 }
 
 template <typename K>
@@ -469,6 +442,7 @@ Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
     }
   }
   b.cap = 8 * gather_limit(n);
+  b.single = single;
   return b;
 }
 
@@ -494,39 +468,34 @@ bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<in
                      std::map<int64_t, uint64_t>& out) {
   if (found.overflow) return false;
   // In key order an interval is: its low end repeated, the gathered keys between the ends, its
-  // high end repeated. The gathered keys of all intervals, sorted, are each interval's in turn.
+  // high end repeated.
   const size_t m = b.lo.size();
-  std::vector<int64_t> between(m, 0);
-  const auto count_between = [&](const auto& keys) {
-    for (const uint64_t key : keys) ++between[interval_of(key, b.hi.data(), m)];
+  const bool single = b.single;
+  const auto between = [&](size_t j) {
+    return static_cast<int64_t>(single ? found.keys32[j].size() : found.keys[j].size());
   };
-  count_between(found.keys);
-  count_between(found.keys32);
-  std::vector<std::pair<int64_t, int64_t>> from_gathered;  // (rank, position among gathered)
-  std::vector<int64_t> positions;
   std::map<int64_t, uint64_t> got;
-  int64_t gathered_before = 0;
+  std::vector<std::vector<int64_t>> positions(m), rank_at(m);  // among an interval's gathered
   size_t j = 0;
   for (int64_t r : ranks) {
-    while (j < m && r >= found.counts[3 * j] + found.counts[3 * j + 1]) {
-      gathered_before += between[j];
-      ++j;
-    }
+    while (j < m && r >= found.counts[3 * j] + found.counts[3 * j + 1]) ++j;
     if (j == m || r < found.counts[3 * j]) return false;
     const int64_t within = r - found.counts[3 * j], at_lo = found.counts[3 * j + 2];
     if (within < at_lo) {
       got[r] = b.lo[j];
-    } else if (within >= at_lo + between[j]) {
+    } else if (within >= at_lo + between(j)) {
       got[r] = b.hi[j];
     } else {
-      from_gathered.emplace_back(r, gathered_before + within - at_lo);
-      positions.push_back(from_gathered.back().second);
+      positions[j].push_back(within - at_lo);
+      rank_at[j].push_back(r);
     }
   }
-  const std::map<int64_t, uint64_t> at =
-      found.keys32.empty() ? select_gathered(found.keys, b, between, positions)
-                           : select_gathered(found.keys32, b, between, positions);
-  for (const auto& [r, position] : from_gathered) got[r] = at.at(position);
+  for (j = 0; j < m; ++j) {
+    if (positions[j].empty()) continue;
+    const std::map<int64_t, uint64_t> at = single ? select_positions(found.keys32[j], positions[j])
+                                                  : select_positions(found.keys[j], positions[j]);
+    for (size_t i = 0; i < positions[j].size(); ++i) got[rank_at[j][i]] = at.at(positions[j][i]);
+  }
   out = std::move(got);
   return true;
 }

@@ -79,17 +79,19 @@ struct Bracket {
   std::vector<uint64_t> lo, hi;  // inclusive, ascending, disjoint
   int64_t cap = 0;               // most keys gathered
   size_t upper = 0;  // the first interval above 3/4 of the keys (kernels::interval_block)
+  bool single = false;  // 32-bit keys (float32 values)
 };
 
 // What a pass found in one stream's intervals. Counts are exact integers and the gathered keys
-// a multiset, so merged slabs give the same selection for any thread count.
+// multisets, so merged slabs give the same selection for any thread count.
 struct BracketFound {
   std::vector<int64_t> counts;  // per interval: keys below it, in it, at its low end
-  // Strictly between an interval's ends, in any order: keys32 for float32 streams (32-bit keys
-  // select twice as fast as 64-bit ones), keys otherwise.
-  std::vector<uint64_t> keys;
-  std::vector<uint32_t> keys32;
-  bool overflow = false;        // more than cap keys: not selected from
+  // Per interval, the keys strictly between its ends, in any order: keys32 for float32 streams
+  // (32-bit keys select twice as fast as 64-bit ones), keys otherwise.
+  std::vector<std::vector<uint64_t>> keys;
+  std::vector<std::vector<uint32_t>> keys32;
+  int64_t gathered = 0;
+  bool overflow = false;  // more than the bracket's cap: not selected from
   void init(const Bracket& b);
   void merge(BracketFound& other, const Bracket& b);
 };
