@@ -120,6 +120,41 @@ double interpolate(Position p, int64_t n, const std::map<int64_t, uint64_t>& key
   return p.t >= 0.5 ? b - diff * (1 - p.t) : a + diff * p.t;
 }
 
+// The keys of every sample_stride-th block of one stream, read in parallel (each sampled block
+// has its own place).
+template <typename K>
+void read_sample(const StreamSource& src, const std::vector<StreamInfo>& info,
+                 const std::vector<std::vector<int64_t>>& ranks,
+                 std::vector<std::vector<K>>& sample) {
+  const size_t ns = info.size();
+  const int64_t n = src.size();
+  const int64_t step = radix::sample_stride(n) * kStatsBlock;
+  const int64_t blocks = (n + step - 1) / step;
+  const int64_t last = std::min(kStatsBlock, n - (blocks - 1) * step);
+  bool any = false;
+  for (size_t s = 0; s < ns; ++s) {
+    const bool mine = !ranks[s].empty() && (sizeof(K) == 4) == info[s].single;
+    if (mine) sample[s].resize(static_cast<size_t>((blocks - 1) * kStatsBlock + last));
+    any |= mine;
+  }
+  if (!any) return;
+  parallel_for(blocks, 16, [&](int64_t first, int64_t end) {
+    auto b = std::make_unique<StreamBlock>();
+    for (int64_t k = first; k < end; ++k) {
+      const int64_t m = std::min(kStatsBlock, n - k * step);
+      src.read(k * step, m, *b);
+      for (size_t s = 0; s < ns; ++s) {
+        if (sample[s].empty()) continue;
+        K* out = sample[s].data() + k * kStatsBlock;
+        if constexpr (sizeof(K) == 4)
+          for (int64_t i = 0; i < m; ++i) out[i] = key_of(b->f[s][i]);
+        else
+          for (int64_t i = 0; i < m; ++i) out[i] = key_of(b->d[s][i]);
+      }
+    }
+  });
+}
+
 // Brackets around the ranks of every stream too large to gather whole, from every
 // sample_stride-th block of the data.
 std::vector<radix::Bracket> sample_brackets(const StreamSource& src,
@@ -128,30 +163,14 @@ std::vector<radix::Bracket> sample_brackets(const StreamSource& src,
   const size_t ns = info.size();
   const int64_t n = src.size();
   std::vector<radix::Bracket> brackets(ns);
-  // 32-bit keys for float32 streams: half the memory, and their selections twice as fast.
-  std::vector<std::vector<uint64_t>> sample(ns);
-  std::vector<std::vector<uint32_t>> sample32(ns);
   bool any = false;
   for (size_t s = 0; s < ns; ++s) any |= !ranks[s].empty() && n > radix::gather_limit(n);
   if (!any) return brackets;
-  const int64_t step = radix::sample_stride(n) * kStatsBlock;
-  for (size_t s = 0; s < ns; ++s) {
-    if (ranks[s].empty()) continue;
-    const size_t size = static_cast<size_t>(n / step + 1) * kStatsBlock;
-    info[s].single ? sample32[s].reserve(size) : sample[s].reserve(size);
-  }
-  auto b = std::make_unique<StreamBlock>();
-  for (int64_t at = 0; at < n; at += step) {
-    const int64_t m = std::min(kStatsBlock, n - at);
-    src.read(at, m, *b);
-    for (size_t s = 0; s < ns; ++s) {
-      if (ranks[s].empty()) continue;
-      if (info[s].single)
-        for (int64_t i = 0; i < m; ++i) sample32[s].push_back(key_of(b->f[s][i]));
-      else
-        for (int64_t i = 0; i < m; ++i) sample[s].push_back(key_of(b->d[s][i]));
-    }
-  }
+  // 32-bit keys for float32 streams: half the memory, and their selections twice as fast.
+  std::vector<std::vector<uint64_t>> sample(ns);
+  std::vector<std::vector<uint32_t>> sample32(ns);
+  read_sample(src, info, ranks, sample32);
+  read_sample(src, info, ranks, sample);
   parallel_for(static_cast<int64_t>(ns), 1, [&](int64_t first, int64_t last) {
     for (size_t s = static_cast<size_t>(first); s < static_cast<size_t>(last); ++s)
       if (!ranks[s].empty())
@@ -230,13 +249,13 @@ FusedStats compute_fused_stats(const StreamSource& src,
 
   const int64_t chunks = (n + kStatsGrain - 1) / kStatsGrain;
   std::vector<Partial> parts(static_cast<size_t>(chunks) * ns);
-  std::vector<radix::BracketFound> found(ns);
-  for (size_t s = 0; s < ns; ++s) found[s].init(brackets[s]);
+  std::vector<std::unique_ptr<radix::BracketFound>> found(ns);
+  for (size_t s = 0; s < ns; ++s) found[s] = std::make_unique<radix::BracketFound>(brackets[s]);
   FusedStats r;
   std::mutex mutex;
   for_each_slab(n, [&](int64_t begin, int64_t end, StreamBlock& b) {
-    std::vector<radix::BracketFound> local(ns);
-    for (size_t s = 0; s < ns; ++s) local[s].init(brackets[s]);
+    std::vector<std::vector<int64_t>> in_brackets(ns);  // this slab's interval counts
+    for (size_t s = 0; s < ns; ++s) in_brackets[s].assign(3 * brackets[s].lo.size(), 0);
     int64_t counts[2] = {0, 0};
     alignas(64) uint32_t keys32[kStatsBlock];
     alignas(64) uint64_t keys64[kStatsBlock];
@@ -252,11 +271,11 @@ FusedStats compute_fused_stats(const StreamSource& src,
           if (info[s].single) {
             const auto e = kernels::scan_block(b.f[s], m, shift[s], lanes[s], keys32);
             fold_block(b.f[s], at, m, e, p[s]);
-            radix::bracket_keys(keys32, m, brackets[s], local[s]);
+            found[s]->scan(keys32, m, in_brackets[s].data());
           } else {
             const auto e = kernels::scan_block(b.d[s], m, shift[s], lanes[s], keys64);
             fold_block(b.d[s], at, m, e, p[s]);
-            radix::bracket_keys(keys64, m, brackets[s], local[s]);
+            found[s]->scan(keys64, m, in_brackets[s].data());
           }
         }
       }
@@ -269,7 +288,7 @@ FusedStats compute_fused_stats(const StreamSource& src,
     std::lock_guard<std::mutex> lock(mutex);
     r.counts[0] += counts[0];
     r.counts[1] += counts[1];
-    for (size_t s = 0; s < ns; ++s) found[s].merge(local[s], brackets[s]);
+    for (size_t s = 0; s < ns; ++s) found[s]->add_counts(in_brackets[s].data());
   });
 
   // Combined in chunk order: the same bits for any number of threads.
@@ -310,9 +329,7 @@ FusedStats compute_fused_stats(const StreamSource& src,
   std::vector<std::map<int64_t, uint64_t>> keys(ns);
   parallel_for(static_cast<int64_t>(ns), 1, [&](int64_t first, int64_t last) {
     for (size_t s = static_cast<size_t>(first); s < static_cast<size_t>(last); ++s)
-      if (!brackets[s].lo.empty() &&
-          radix::resolve_bracket(brackets[s], found[s], ranks[s], keys[s]))
-        ranks[s].clear();
+      if (!brackets[s].lo.empty() && found[s]->resolve(ranks[s], keys[s])) ranks[s].clear();
   });
   found.clear();
   const auto selected =

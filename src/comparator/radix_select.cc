@@ -176,43 +176,6 @@ void serve_nodes(const StreamSource& src, const std::vector<StreamInfo>& info,
   });
 }
 
-template <typename K>
-std::vector<std::vector<K>>& gathered_keys(BracketFound& f) {
-  if constexpr (sizeof(K) == 4) return f.keys32;
-  else return f.keys;
-}
-
-template <typename K>
-void bracket_keys_of(const K* keys, int64_t n, const Bracket& b, BracketFound& f) {
-  const size_t m = b.lo.size();
-  if (m == 0) return;
-  // Only the keys strictly between the ends are gathered: the ends are counted (outputs and
-  // their differences repeat values often, and a repeated end would fill the gathered keys).
-  K lo[kernels::kMaxIntervals], width[kernels::kMaxIntervals];
-  for (size_t j = 0; j < m; ++j) {
-    lo[j] = static_cast<K>(b.lo[j]);
-    width[j] = static_cast<K>(b.hi[j] - b.lo[j]);
-  }
-  std::vector<std::vector<K>>& gathered = gathered_keys<K>(f);
-  if (f.gathered > b.cap && !f.overflow) {  // past the cap: counted only, resolved otherwise
-    f.overflow = true;
-    gathered.assign(m, {});
-  }
-  thread_local std::vector<K> scratch;
-  scratch.resize(m * (kStatsBlock + 16));
-  K* kept[kernels::kMaxIntervals];
-  int64_t kept_count[kernels::kMaxIntervals];
-  for (size_t j = 0; j < m; ++j) kept[j] = scratch.data() + j * (kStatsBlock + 16);
-  kernels::interval_block(keys, n,
-                          {lo, width, m, b.upper, f.counts.data(), f.overflow ? nullptr : kept,
-                           kept_count});
-  if (f.overflow) return;
-  for (size_t j = 0; j < m; ++j) {
-    gathered[j].insert(gathered[j].end(), kept[j], kept[j] + kept_count[j]);
-    f.gathered += kept_count[j];
-  }
-}
-
 }  // namespace
 
 std::vector<std::map<int64_t, uint64_t>> select_ranks(
@@ -281,17 +244,17 @@ constexpr int64_t kSelectSmall = 4096;
 constexpr int kDigitBits = 11;
 
 template <typename K>
-void select_positions(std::vector<K>& keys, const std::vector<int64_t>& positions,
-                      int64_t begin, int64_t end, std::map<int64_t, uint64_t>& at);
+void select_positions(K* keys, const std::vector<int64_t>& positions, int64_t begin, int64_t end,
+                      std::map<int64_t, uint64_t>& at);
 
 // select_positions for a long range: a histogram of the next kDigitBits bits of (key - min)
 // gives each wanted position its bucket; the keys of those buckets are moved to the places
 // their buckets take in sorted order, and each bucket is selected from on its own. Two passes
 // over the range instead of nth_element's several per position.
 template <typename K>
-void select_by_digits(std::vector<K>& keys, const std::vector<int64_t>& positions,
-                      int64_t begin, int64_t end, std::map<int64_t, uint64_t>& at) {
-  const K* v = keys.data();
+void select_by_digits(K* keys, const std::vector<int64_t>& positions, int64_t begin, int64_t end,
+                      std::map<int64_t, uint64_t>& at) {
+  const K* v = keys;
   K lo = v[begin], hi = v[begin];
   for (int64_t i = begin; i < end; ++i) {
     lo = std::min(lo, v[i]);
@@ -335,7 +298,7 @@ void select_by_digits(std::vector<K>& keys, const std::vector<int64_t>& position
   int64_t from = 0;
   for (size_t w = 0; w < wanted.size(); ++w) {
     const int64_t first = begin + start[wanted[w]], count = start[wanted[w] + 1] - start[wanted[w]];
-    std::copy(gathered.begin() + from, gathered.begin() + from + count, keys.begin() + first);
+    std::copy(gathered.begin() + from, gathered.begin() + from + count, keys + first);
     from += count;
     select_positions(keys, mine[w], first, first + count, at);
   }
@@ -346,16 +309,16 @@ void select_by_digits(std::vector<K>& keys, const std::vector<int64_t>& position
 // digits; short ones by nth_element at the middle position, then each half on its own side (a
 // sweep from the left would rescan the right end for every position). Adds them to `at`.
 template <typename K>
-void select_positions(std::vector<K>& keys, const std::vector<int64_t>& positions,
-                      int64_t begin, int64_t end, std::map<int64_t, uint64_t>& at) {
+void select_positions(K* keys, const std::vector<int64_t>& positions, int64_t begin, int64_t end,
+                      std::map<int64_t, uint64_t>& at) {
   if (positions.empty()) return;
   if (end - begin > kSelectSmall) return select_by_digits(keys, positions, begin, end, at);
   const auto select = [&](const auto& self, size_t first, size_t last, int64_t from,
                           int64_t to) -> void {
     if (first >= last) return;
     const size_t mid = first + (last - first) / 2;
-    const auto it = keys.begin() + positions[mid];
-    std::nth_element(keys.begin() + from, it, keys.begin() + to);
+    K* const it = keys + positions[mid];
+    std::nth_element(keys + from, it, keys + to);
     at[positions[mid]] = *it;
     self(self, first, mid, from, positions[mid]);
     self(self, mid + 1, last, positions[mid] + 1, to);
@@ -367,34 +330,11 @@ template <typename K>
 std::map<int64_t, uint64_t> select_positions(std::vector<K>& keys,
                                              const std::vector<int64_t>& positions) {
   std::map<int64_t, uint64_t> at;
-  select_positions(keys, positions, 0, static_cast<int64_t>(keys.size()), at);
+  select_positions(keys.data(), positions, 0, static_cast<int64_t>(keys.size()), at);
   return at;
 }
 
 }  // namespace
-
-void BracketFound::init(const Bracket& b) {
-  counts.assign(3 * b.lo.size(), 0);
-  keys.assign(b.lo.size(), {});
-  keys32.assign(b.lo.size(), {});
-  gathered = 0;
-  overflow = false;
-}
-
-void BracketFound::merge(BracketFound& other, const Bracket& b) {
-  for (size_t j = 0; j < counts.size(); ++j) counts[j] += other.counts[j];
-  gathered += other.gathered;
-  overflow = overflow || other.overflow || gathered > b.cap;
-  if (overflow) {  // too many to select from: resolve_bracket falls back
-    keys.assign(b.lo.size(), {});
-    keys32.assign(b.lo.size(), {});
-    return;
-  }
-  for (size_t j = 0; j < keys.size(); ++j) {
-    keys[j].insert(keys[j].end(), other.keys[j].begin(), other.keys[j].end());
-    keys32[j].insert(keys32[j].end(), other.keys32[j].begin(), other.keys32[j].end());
-  }
-}
 
 template <typename K>
 Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
@@ -429,19 +369,27 @@ Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   const std::map<int64_t, uint64_t> at = select_positions(sample, wanted);
   b.upper = kernels::kMaxIntervals;
+  // Room for twice the keys the sample puts in an interval, and more for small ones; a pass that
+  // finds more (a sample unlike the whole) falls back to radix selection.
+  const int64_t most = std::min(n, 8 * gather_limit(n));
+  const auto room = [&](int64_t lo_pos, int64_t hi_pos) {
+    const double share = static_cast<double>(hi_pos - lo_pos + 1) / static_cast<double>(m);
+    return std::min(most, static_cast<int64_t>(2 * share * static_cast<double>(n)) + 4096);
+  };
   for (const auto& [lo_pos, hi_pos] : spans) {
     const uint64_t lo = lo_pos < 0 ? 0 : at.at(lo_pos);
     const uint64_t hi = hi_pos >= m ? max_key : at.at(hi_pos);
     if (!b.lo.empty() && lo <= b.hi.back()) {
       b.hi.back() = std::max(b.hi.back(), hi);
+      b.room.back() = std::min(most, b.room.back() + room(lo_pos, hi_pos));
     } else {
+      b.room.push_back(room(lo_pos, hi_pos));
       // Intervals above 3/4 of the sample: counted among the keys at or above them only.
       if (4 * lo_pos >= 3 * m) b.upper = std::min(b.upper, b.lo.size());
       b.lo.push_back(lo);
       b.hi.push_back(hi);
     }
   }
-  b.cap = 8 * gather_limit(n);
   b.single = single;
   return b;
 }
@@ -456,34 +404,87 @@ Bracket bracket_from_sample(std::vector<uint32_t>& sample, int64_t n,
   return bracket_from_sample_of(sample, n, ranks, single);
 }
 
-void bracket_keys(const uint32_t* keys, int64_t n, const Bracket& b, BracketFound& found) {
-  bracket_keys_of(keys, n, b, found);
+BracketFound::BracketFound(const Bracket& b)
+    : bracket_(b),
+      counts_(3 * b.lo.size(), 0),
+      keys32_(b.single ? b.lo.size() : 0),
+      keys_(b.single ? 0 : b.lo.size()),
+      used_(new std::atomic<int64_t>[b.lo.size()]) {
+  for (size_t j = 0; j < b.lo.size(); ++j) {
+    used_[j] = 0;
+    // Not filled: only the pages written are touched.
+    const size_t room = static_cast<size_t>(b.room[j]);
+    if (b.single) keys32_[j].reset(new uint32_t[room]);
+    else keys_[j].reset(new uint64_t[room]);
+  }
 }
 
-void bracket_keys(const uint64_t* keys, int64_t n, const Bracket& b, BracketFound& found) {
-  bracket_keys_of(keys, n, b, found);
+template <typename K>
+K* BracketFound::buffer(size_t j) {
+  if constexpr (sizeof(K) == 4) return keys32_[j].get();
+  else return keys_[j].get();
 }
 
-bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<int64_t>& ranks,
-                     std::map<int64_t, uint64_t>& out) {
-  if (found.overflow) return false;
+template <typename K>
+void BracketFound::scan_keys(const K* keys, int64_t n, int64_t* counts) {
+  const Bracket& b = bracket_;
+  const size_t m = b.lo.size();
+  if (m == 0) return;
+  // Only the keys strictly between the ends are gathered: the ends are counted (outputs and
+  // their differences repeat values often, and a repeated end would fill the gathered keys).
+  K lo[kernels::kMaxIntervals], width[kernels::kMaxIntervals];
+  for (size_t j = 0; j < m; ++j) {
+    lo[j] = static_cast<K>(b.lo[j]);
+    width[j] = static_cast<K>(b.hi[j] - b.lo[j]);
+  }
+  const bool gather = !overflow_.load(std::memory_order_relaxed);
+  thread_local std::vector<K> scratch;
+  scratch.resize(m * (kStatsBlock + 16));
+  K* kept[kernels::kMaxIntervals];
+  int64_t kept_count[kernels::kMaxIntervals];
+  for (size_t j = 0; j < m; ++j) kept[j] = scratch.data() + j * (kStatsBlock + 16);
+  kernels::interval_block(
+      keys, n, {lo, width, m, b.upper, counts, gather ? kept : nullptr, kept_count});
+  if (!gather) return;
+  for (size_t j = 0; j < m; ++j) {
+    if (kept_count[j] == 0) continue;
+    const int64_t at = used_[j].fetch_add(kept_count[j], std::memory_order_relaxed);
+    if (at + kept_count[j] > b.room[j]) {
+      overflow_ = true;  // resolve() fails: the ranks are selected otherwise
+      return;
+    }
+    std::memcpy(buffer<K>(j) + at, kept[j], static_cast<size_t>(kept_count[j]) * sizeof(K));
+  }
+}
+
+void BracketFound::scan(const uint32_t* keys, int64_t n, int64_t* counts) {
+  scan_keys(keys, n, counts);
+}
+
+void BracketFound::scan(const uint64_t* keys, int64_t n, int64_t* counts) {
+  scan_keys(keys, n, counts);
+}
+
+void BracketFound::add_counts(const int64_t* counts) {
+  for (size_t j = 0; j < counts_.size(); ++j) counts_[j] += counts[j];
+}
+
+bool BracketFound::resolve(const std::vector<int64_t>& ranks, std::map<int64_t, uint64_t>& out) {
+  if (overflow_) return false;
   // In key order an interval is: its low end repeated, the gathered keys between the ends, its
   // high end repeated.
+  const Bracket& b = bracket_;
   const size_t m = b.lo.size();
-  const bool single = b.single;
-  const auto between = [&](size_t j) {
-    return static_cast<int64_t>(single ? found.keys32[j].size() : found.keys[j].size());
-  };
   std::map<int64_t, uint64_t> got;
   std::vector<std::vector<int64_t>> positions(m), rank_at(m);  // among an interval's gathered
   size_t j = 0;
   for (int64_t r : ranks) {
-    while (j < m && r >= found.counts[3 * j] + found.counts[3 * j + 1]) ++j;
-    if (j == m || r < found.counts[3 * j]) return false;
-    const int64_t within = r - found.counts[3 * j], at_lo = found.counts[3 * j + 2];
+    while (j < m && r >= counts_[3 * j] + counts_[3 * j + 1]) ++j;
+    if (j == m || r < counts_[3 * j]) return false;
+    const int64_t within = r - counts_[3 * j], at_lo = counts_[3 * j + 2];
     if (within < at_lo) {
       got[r] = b.lo[j];
-    } else if (within >= at_lo + between(j)) {
+    } else if (within >= at_lo + used_[j]) {
       got[r] = b.hi[j];
     } else {
       positions[j].push_back(within - at_lo);
@@ -492,8 +493,9 @@ bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<in
   }
   for (j = 0; j < m; ++j) {
     if (positions[j].empty()) continue;
-    const std::map<int64_t, uint64_t> at = single ? select_positions(found.keys32[j], positions[j])
-                                                  : select_positions(found.keys[j], positions[j]);
+    std::map<int64_t, uint64_t> at;
+    if (b.single) select_positions(keys32_[j].get(), positions[j], 0, used_[j].load(), at);
+    else select_positions(keys_[j].get(), positions[j], 0, used_[j].load(), at);
     for (size_t i = 0; i < positions[j].size(); ++i) got[rank_at[j][i]] = at.at(positions[j][i]);
   }
   out = std::move(got);

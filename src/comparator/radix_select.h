@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -77,23 +78,44 @@ struct StreamInfo {
 // keys to gather falls back to select_ranks.
 struct Bracket {
   std::vector<uint64_t> lo, hi;  // inclusive, ascending, disjoint
-  int64_t cap = 0;               // most keys gathered
+  std::vector<int64_t> room;     // per interval: most keys gathered (well above the sample's
+                                 // estimate)
   size_t upper = 0;  // the first interval above 3/4 of the keys (kernels::interval_block)
   bool single = false;  // 32-bit keys (float32 values)
 };
 
-// What a pass found in one stream's intervals. Counts are exact integers and the gathered keys
-// multisets, so merged slabs give the same selection for any thread count.
-struct BracketFound {
-  std::vector<int64_t> counts;  // per interval: keys below it, in it, at its low end
-  // Per interval, the keys strictly between its ends, in any order: keys32 for float32 streams
-  // (32-bit keys select twice as fast as 64-bit ones), keys otherwise.
-  std::vector<std::vector<uint64_t>> keys;
-  std::vector<std::vector<uint32_t>> keys32;
-  int64_t gathered = 0;
-  bool overflow = false;  // more than the bracket's cap: not selected from
-  void init(const Bracket& b);
-  void merge(BracketFound& other, const Bracket& b);
+// What a pass found in one stream's intervals, shared by the pass's threads. Counts are exact
+// integers added once per slab, and gathered keys are appended at places reserved atomically in
+// buffers sized from the sample (a multiset: the selection does not depend on the thread count).
+class BracketFound {
+ public:
+  explicit BracketFound(const Bracket& b);
+  // Counts a block's keys (key_of of its values, n <= kStatsBlock) into the intervals, adding
+  // to counts (3 per interval, the caller's, e.g. per slab), and gathers those strictly between
+  // an interval's ends.
+  void scan(const uint32_t* keys, int64_t n, int64_t* counts);
+  void scan(const uint64_t* keys, int64_t n, int64_t* counts);
+  // Adds a slab's counts (not thread-safe: under the caller's lock).
+  void add_counts(const int64_t* counts);
+  // The keys at `ranks` (reorders the gathered keys); false when a rank missed its interval or
+  // an interval gathered more keys than its buffer holds, and nothing is stored then.
+  bool resolve(const std::vector<int64_t>& ranks, std::map<int64_t, uint64_t>& out);
+
+ private:
+  template <typename K>
+  void scan_keys(const K* keys, int64_t n, int64_t* counts);
+  template <typename K>
+  K* buffer(size_t j);
+
+  const Bracket& bracket_;
+  std::vector<int64_t> counts_;  // per interval: keys below it, in it, at its low end
+  // Per interval, the keys strictly between its ends, in any order, in buffers of fixed size:
+  // keys32_ for float32 streams (32-bit keys select twice as fast as 64-bit ones), keys_
+  // otherwise.
+  std::vector<std::unique_ptr<uint32_t[]>> keys32_;
+  std::vector<std::unique_ptr<uint64_t[]>> keys_;
+  std::unique_ptr<std::atomic<int64_t>[]> used_;
+  std::atomic<bool> overflow_{false};
 };
 
 // Blocks of kStatsBlock elements from one sampled block to the next: every 32nd, sparser past
@@ -108,15 +130,6 @@ Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,
 Bracket bracket_from_sample(std::vector<uint32_t>& sample, int64_t n,
                             const std::vector<int64_t>& ranks, bool single);
 
-// Counts a block's keys (key_of of its values, n <= kStatsBlock) into the intervals and gathers
-// those strictly between their ends.
-void bracket_keys(const uint32_t* keys, int64_t n, const Bracket& b, BracketFound& found);
-void bracket_keys(const uint64_t* keys, int64_t n, const Bracket& b, BracketFound& found);
-
-// The keys at `ranks` (reorders the gathered keys); false when a rank missed its interval or
-// more keys than the cap were gathered, and nothing is stored then.
-bool resolve_bracket(const Bracket& b, BracketFound& found, const std::vector<int64_t>& ranks,
-                     std::map<int64_t, uint64_t>& out);
 
 // The keys at the wanted ranks (ascending, distinct) of every stream. first_level[s] is a
 // histogram of the top kRadixBits key bits already counted, or empty: then a small stream is

@@ -215,14 +215,15 @@ std::optional<std::vector<uint64_t>> bracketed(const std::vector<T>& v,
     for (int64_t i = at; i < std::min(n, at + kStatsBlock); ++i)
       sample.push_back(radix::key_of(v[static_cast<size_t>(i)]));
   const radix::Bracket b = radix::bracket_from_sample(sample, n, ranks, sizeof(T) == 4);
-  radix::BracketFound found;
-  found.init(b);
+  radix::BracketFound found(b);
   std::vector<Key> all(v.size());
   for (size_t i = 0; i < v.size(); ++i) all[i] = radix::key_of(v[i]);
+  std::vector<int64_t> counts(3 * b.lo.size(), 0);
   for (int64_t at = 0; at < n; at += kStatsBlock)
-    radix::bracket_keys(all.data() + at, std::min(kStatsBlock, n - at), b, found);
+    found.scan(all.data() + at, std::min(kStatsBlock, n - at), counts.data());
+  found.add_counts(counts.data());
   std::map<int64_t, uint64_t> keys;
-  if (!radix::resolve_bracket(b, found, ranks, keys)) return std::nullopt;
+  if (!found.resolve(ranks, keys)) return std::nullopt;
   std::vector<uint64_t> r;
   for (int64_t rank : ranks) r.push_back(keys.at(rank));
   return r;
