@@ -14,7 +14,7 @@ namespace parity::kernels {
 
 namespace {
 
-template <typename T>
+template <bool kAbs, typename T>
 __attribute__((always_inline)) inline void sums_body(const T* v, int64_t n, double shift,
                                                      Lanes& l) {
   int64_t i = 0;
@@ -23,15 +23,15 @@ __attribute__((always_inline)) inline void sums_body(const T* v, int64_t n, doub
       const double x = static_cast<double>(v[i + j]);
       const double d = x - shift;
       l.sum[j] += d;
-      l.sumsq[j] += d * d;
-      l.sum_abs[j] += std::fabs(x);
+      l.sumsq[j] = std::fma(d, d, l.sumsq[j]);
+      if (kAbs) l.sum_abs[j] += std::fabs(x);
     }
   for (int j = 0; i < n; ++i, ++j) {
     const double x = static_cast<double>(v[i]);
     const double d = x - shift;
     l.sum[j] += d;
-    l.sumsq[j] += d * d;
-    l.sum_abs[j] += std::fabs(x);
+    l.sumsq[j] = std::fma(d, d, l.sumsq[j]);
+    if (kAbs) l.sum_abs[j] += std::fabs(x);
   }
 }
 
@@ -72,19 +72,21 @@ __attribute__((always_inline)) inline Extremes<T> extremes_body(const T* v, int6
 
 template <typename T, typename K>
 __attribute__((always_inline)) inline Extremes<T> scan_body(const T* v, int64_t n, double shift,
-                                                            Lanes& l, K* keys) {
-  sums_body(v, n, shift, l);
+                                                            Lanes& l, K* keys, bool magnitudes) {
+  if (magnitudes) sums_body<true>(v, n, shift, l);
+  else sums_body<false>(v, n, shift, l);
   for (int64_t i = 0; i < n; ++i) keys[i] = radix::key_of(v[i]);
   return extremes_body(v, n);
 }
 
-__attribute__((target_clones("avx2", "default"))) Extremes<float> scan_f32(
-    const float* v, int64_t n, double shift, Lanes& l, uint32_t* keys) {
-  return scan_body(v, n, shift, l, keys);
+// x86-64-v3 has FMA; elsewhere std::fma is a library call, slower but the same bits.
+__attribute__((target_clones("arch=x86-64-v3", "default"))) Extremes<float> scan_f32(
+    const float* v, int64_t n, double shift, Lanes& l, uint32_t* keys, bool magnitudes) {
+  return scan_body(v, n, shift, l, keys, magnitudes);
 }
-__attribute__((target_clones("avx2", "default"))) Extremes<double> scan_f64(
-    const double* v, int64_t n, double shift, Lanes& l, uint64_t* keys) {
-  return scan_body(v, n, shift, l, keys);
+__attribute__((target_clones("arch=x86-64-v3", "default"))) Extremes<double> scan_f64(
+    const double* v, int64_t n, double shift, Lanes& l, uint64_t* keys, bool magnitudes) {
+  return scan_body(v, n, shift, l, keys, magnitudes);
 }
 
 // Per interval, the keys below it, in it, at its low end and strictly between its ends
@@ -175,17 +177,18 @@ void force_kernel_path(KernelPath path) {
 }
 void reset_kernel_path() { g_forced.store(kDetected, std::memory_order_relaxed); }
 
-Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
-                           uint32_t* keys) {
+Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes, uint32_t* keys,
+                           bool magnitudes) {
 #if defined(__x86_64__)
-  if (kernel_path() == KernelPath::kAvx512) return avx512::scan_block(v, n, shift, lanes, keys);
+  if (kernel_path() == KernelPath::kAvx512)
+    return avx512::scan_block(v, n, shift, lanes, keys, magnitudes);
 #endif
-  return scan_f32(v, n, shift, lanes, keys);
+  return scan_f32(v, n, shift, lanes, keys, magnitudes);
 }
 
 Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lanes,
-                            uint64_t* keys) {
-  return scan_f64(v, n, shift, lanes, keys);
+                            uint64_t* keys, bool magnitudes) {
+  return scan_f64(v, n, shift, lanes, keys, magnitudes);
 }
 
 void interval_block(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan) {

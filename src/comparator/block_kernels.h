@@ -21,7 +21,8 @@ struct Lanes {
   double sum[kLanes] = {}, sumsq[kLanes] = {}, sum_abs[kLanes] = {};
 };
 
-// The smallest and largest non-NaN values of a block (as values: -0 equals +0) and its NaNs.
+// The smallest and largest values of a block without NaNs (as values: -0 equals +0; either may
+// stand for a zero) and its NaNs.
 template <typename T>
 struct Extremes {
   T min, max;
@@ -38,13 +39,14 @@ std::vector<KernelPath> supported_kernel_paths();
 void force_kernel_path(KernelPath path);
 void reset_kernel_path();
 
-// Adds (v - shift)^1, (v - shift)^2 and |v| of a block to the lanes (the block starts at a
-// multiple of kLanes within its chunk), returns its extremes, and writes every element's key
-// (radix::key_of) to keys (room for n rounded up to 16).
-Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
-                           uint32_t* keys);
+// Adds (v - shift), (v - shift)^2 (fused multiply-add) and, with `magnitudes`, |v| of a block
+// (n >= 1) to the lanes (the block starts at a multiple of kLanes within its chunk), returns its
+// NaN count and, when that is 0, its extremes, and writes every element's key (radix::key_of)
+// to keys (room for n rounded up to 16).
+Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes, uint32_t* keys,
+                           bool magnitudes);
 Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lanes,
-                            uint64_t* keys);
+                            uint64_t* keys, bool magnitudes);
 
 // The keys of a block (n <= 1024) against key intervals [lo, lo + width] (at most kMaxIntervals,
 // ascending, disjoint). For each interval j, adds to counts[3j..3j+2] how many keys lie below it, in it, and at its low end; when
@@ -69,8 +71,8 @@ void interval_block(const uint64_t* keys, int64_t n, const IntervalScan<uint64_t
 // The AVX-512 float32 kernels (block_kernels_avx512.cc, x86-64 only); called when kernel_path()
 // says so.
 namespace avx512 {
-Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
-                           uint32_t* keys);
+Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes, uint32_t* keys,
+                           bool magnitudes);
 void interval_block(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan);
 }  // namespace avx512
 

@@ -1,9 +1,10 @@
 // The float32 block kernels in AVX-512: 16 elements per step, everything a stage needs in
 // registers, masks for the block's tail, and the keys between interval ends compressed out
-// without a branch. Same results as the portable loops, bit for bit: the sums go to lane i % 8
-// in element order with a separate multiply and add (no FMA: the build does not contract), the
-// extremes skip NaNs as `x < m ? x : m` does, and counts and keys are exact.
+// without a branch. Same results as the portable loops, bit for bit: the sums go to lane i % 16
+// in element order (squares by FMA, as there), and extremes, counts and keys are exact.
 #include "comparator/block_kernels.h"
+
+#include "comparator/radix_select.h"
 
 #if defined(__x86_64__)
 
@@ -78,59 +79,61 @@ PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32
   }
 }
 
-// The sums of eight values in eight lanes: (x - shift), its square and |x|.
+// The sums of eight values in eight lanes: (x - shift), its square (one FMA) and, with kAbs, |x|.
 struct Sums8 {
   __m512d sum, sumsq, sum_abs;
 };
 
+template <bool kAbs>
 PARITY_AVX512 inline void add8(__m256 half, __mmask8 k, __m512d shift, Sums8& s) {
   const __m512d x = _mm512_cvtps_pd(half);
   const __m512d d = _mm512_sub_pd(x, shift);
   s.sum = _mm512_mask_add_pd(s.sum, k, s.sum, d);
-  s.sumsq = _mm512_mask_add_pd(s.sumsq, k, s.sumsq, _mm512_mul_pd(d, d));
-  s.sum_abs = _mm512_mask_add_pd(s.sum_abs, k, s.sum_abs, _mm512_abs_pd(x));
+  s.sumsq = _mm512_mask3_fmadd_pd(d, d, s.sumsq, k);
+  if (kAbs) s.sum_abs = _mm512_mask_add_pd(s.sum_abs, k, s.sum_abs, _mm512_abs_pd(x));
 }
 
-// Everything scan_block keeps in registers.
+// Everything scan_block keeps in registers. The extremes are taken on the keys, in the integer
+// units (the floating-point adders are the busy ones): they order as the values do, apart from
+// NaNs, and a block with a NaN has no extremes that matter.
 struct ScanState {
   Sums8 low, high;  // lanes 0-7 and 8-15
   __m512d shift;
-  __m512 min, max;
-  __m512i nans;
+  __m512i min, max, nans;
 };
 
 // Sixteen values (those in k) into the state; returns their keys.
+template <bool kAbs>
 PARITY_AVX512 inline __m512i scan16(__m512 x, __mmask16 k, ScanState& st) {
-  add8(_mm512_castps512_ps256(x), static_cast<__mmask8>(k), st.shift, st.low);
-  add8(_mm512_extractf32x8_ps(x, 1), static_cast<__mmask8>(k >> 8), st.shift, st.high);
-  st.min = _mm512_mask_min_ps(st.min, k, x, st.min);
-  st.max = _mm512_mask_max_ps(st.max, k, x, st.max);
-  st.nans = _mm512_mask_add_epi32(st.nans, _mm512_mask_cmp_ps_mask(k, x, x, _CMP_UNORD_Q),
-                                  st.nans, _mm512_set1_epi32(1));
-  return keys_of(x);
+  add8<kAbs>(_mm512_castps512_ps256(x), static_cast<__mmask8>(k), st.shift, st.low);
+  add8<kAbs>(_mm512_extractf32x8_ps(x, 1), static_cast<__mmask8>(k >> 8), st.shift, st.high);
+  const __m512i key = keys_of(x);
+  st.min = _mm512_mask_min_epu32(st.min, k, key, st.min);
+  st.max = _mm512_mask_max_epu32(st.max, k, key, st.max);
+  const __m512i magnitude = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF));
+  const __mmask16 nan = _mm512_mask_cmpgt_epi32_mask(k, magnitude, _mm512_set1_epi32(0x7F800000));
+  st.nans = _mm512_mask_add_epi32(st.nans, nan, st.nans, _mm512_set1_epi32(1));
+  return key;
 }
 
-}  // namespace
-
-PARITY_AVX512 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
-                                         uint32_t* keys) {
+template <bool kAbs>
+PARITY_AVX512 Extremes<float> scan(const float* v, int64_t n, double shift, Lanes& lanes,
+                                   uint32_t* keys) {
   static_assert(kLanes == 16, "one register of eight doubles per half of the lanes");
-  constexpr float kInf = std::numeric_limits<float>::infinity();
   ScanState st;
   st.low = {_mm512_loadu_pd(lanes.sum), _mm512_loadu_pd(lanes.sumsq),
             _mm512_loadu_pd(lanes.sum_abs)};
   st.high = {_mm512_loadu_pd(lanes.sum + 8), _mm512_loadu_pd(lanes.sumsq + 8),
              _mm512_loadu_pd(lanes.sum_abs + 8)};
   st.shift = _mm512_set1_pd(shift);
-  st.min = _mm512_set1_ps(kInf);
-  st.max = _mm512_set1_ps(-kInf);
-  st.nans = _mm512_setzero_si512();
+  st.min = _mm512_set1_epi32(-1);
+  st.max = st.nans = _mm512_setzero_si512();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)  // whole steps: the masks are constant
-    _mm512_storeu_si512(keys + i, scan16(_mm512_loadu_ps(v + i), 0xFFFF, st));
+    _mm512_storeu_si512(keys + i, scan16<kAbs>(_mm512_loadu_ps(v + i), 0xFFFF, st));
   if (i < n) {
     const __mmask16 k = tail_mask(n - i);
-    _mm512_storeu_si512(keys + i, scan16(_mm512_maskz_loadu_ps(k, v + i), k, st));
+    _mm512_storeu_si512(keys + i, scan16<kAbs>(_mm512_maskz_loadu_ps(k, v + i), k, st));
   }
   _mm512_storeu_pd(lanes.sum, st.low.sum);
   _mm512_storeu_pd(lanes.sumsq, st.low.sumsq);
@@ -138,15 +141,16 @@ PARITY_AVX512 Extremes<float> scan_block(const float* v, int64_t n, double shift
   _mm512_storeu_pd(lanes.sum + 8, st.high.sum);
   _mm512_storeu_pd(lanes.sumsq + 8, st.high.sumsq);
   _mm512_storeu_pd(lanes.sum_abs + 8, st.high.sum_abs);
-  alignas(64) float lo[16], hi[16];
-  _mm512_store_ps(lo, st.min);
-  _mm512_store_ps(hi, st.max);
-  Extremes<float> e{kInf, -kInf, _mm512_reduce_add_epi32(st.nans)};
-  for (int j = 0; j < 16; ++j) {
-    e.min = lo[j] < e.min ? lo[j] : e.min;
-    e.max = hi[j] > e.max ? hi[j] : e.max;
-  }
-  return e;
+  const uint32_t lo = _mm512_reduce_min_epu32(st.min), hi = _mm512_reduce_max_epu32(st.max);
+  return {static_cast<float>(radix::value_of_key(lo, true)),
+          static_cast<float>(radix::value_of_key(hi, true)), _mm512_reduce_add_epi32(st.nans)};
+}
+
+}  // namespace
+
+PARITY_AVX512 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
+                                         uint32_t* keys, bool magnitudes) {
+  return magnitudes ? scan<true>(v, n, shift, lanes, keys) : scan<false>(v, n, shift, lanes, keys);
 }
 
 namespace {

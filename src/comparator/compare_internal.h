@@ -79,6 +79,8 @@ class PairStreams : public StreamSource {
   NumKind kind(int stream) const override;
   void read(int64_t begin, int64_t n, StreamBlock& block) const override;
   void count(const StreamBlock& block, int64_t n, int64_t* counts) const override;
+  void prefetch(int64_t begin, int64_t n) const override;
+  bool nonnegative(int stream) const override { return stream >= abs_stream(); }
   // Stream indices.
   int abs_stream() const { return with_outputs_ ? 2 : 0; }
   int rel_stream() const { return abs_stream() + 1; }

@@ -1,5 +1,6 @@
 // Polygraphy's absolute and relative differences (DiffRules) and the block reader of elements
 // of any numeric type, shared by CompareFunc.simple and the layer-wise fused pass.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -209,6 +210,15 @@ void PairStreams::read(int64_t begin, int64_t n, StreamBlock& b) const {
   if (with_outputs_) place(0, b.x), place(1, b.y);
   place(a, b.dbuf[a]);
   place(r, b.dbuf[r]);
+}
+
+void PairStreams::prefetch(int64_t begin, int64_t n) const {
+  if (!f0_) return;
+  n = std::min(n, size_ - begin);
+  for (int64_t i = 0; i < n; i += 64 / sizeof(float)) {
+    __builtin_prefetch(f0_ + begin + i);
+    __builtin_prefetch(f1_ + begin + i);
+  }
 }
 
 void PairStreams::count(const StreamBlock& b, int64_t n, int64_t* counts) const {

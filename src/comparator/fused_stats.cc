@@ -68,7 +68,7 @@ void fold_block(const T* v, int64_t begin, int64_t n, const Extremes<T>& e, Part
         p.first_nan = begin + i;
         break;
       }
-  if (e.nans == n) return;
+  if (e.nans > 0) return;  // a NaN makes min and max NaN: the block's extremes do not matter
   if (p.argmin < 0 || e.min < p.min)
     for (int64_t i = 0; i < n; ++i)
       if (v[i] == e.min) {
@@ -247,6 +247,10 @@ FusedStats compute_fused_stats(const StreamSource& src,
     }
   }
 
+  // The mean magnitude of a stream without negative values is its mean (NumPy's too: abs is the
+  // identity there), so only the others sum magnitudes.
+  std::vector<char> magnitudes(ns);
+  for (size_t s = 0; s < ns; ++s) magnitudes[s] = !src.nonnegative(static_cast<int>(s));
   const int64_t chunks = (n + kStatsGrain - 1) / kStatsGrain;
   std::vector<Partial> parts(static_cast<size_t>(chunks) * ns);
   std::vector<std::unique_ptr<radix::BracketFound>> found(ns);
@@ -267,13 +271,18 @@ FusedStats compute_fused_stats(const StreamSource& src,
         const int64_t m = std::min(kStatsBlock, chunk_end - at);
         src.read(at, m, b);
         src.count(b, m, counts);
+        // The next block is fetched a part per stream, spread over this block's work.
+        const int64_t part = kStatsBlock / static_cast<int64_t>(ns);
         for (size_t s = 0; s < ns; ++s) {
+          if (at + m < end) src.prefetch(at + m + static_cast<int64_t>(s) * part, part);
           if (info[s].single) {
-            const auto e = kernels::scan_block(b.f[s], m, shift[s], lanes[s], keys32);
+            const auto e =
+                kernels::scan_block(b.f[s], m, shift[s], lanes[s], keys32, magnitudes[s]);
             fold_block(b.f[s], at, m, e, p[s]);
             found[s]->scan(keys32, m, in_brackets[s].data());
           } else {
-            const auto e = kernels::scan_block(b.d[s], m, shift[s], lanes[s], keys64);
+            const auto e =
+                kernels::scan_block(b.d[s], m, shift[s], lanes[s], keys64, magnitudes[s]);
             fold_block(b.d[s], at, m, e, p[s]);
             found[s]->scan(keys64, m, in_brackets[s].data());
           }
@@ -311,7 +320,7 @@ FusedStats compute_fused_stats(const StreamSource& src,
       if (!std::isfinite(t.sum)) var = NAN;  // inf - inf, as NumPy
       st.var = round_to_kind(var, kind);
       st.stddev = round_to_kind(std::sqrt(var), kind);
-      st.avg_magnitude = round_to_kind(t.sum_abs / count, kind);
+      st.avg_magnitude = magnitudes[s] ? round_to_kind(t.sum_abs / count, kind) : st.mean;
       st.has_nan = t.first_nan >= 0;
       if (st.has_nan) {
         st.min = st.max = NAN;

@@ -45,6 +45,11 @@ class StreamSource {
   virtual NumKind kind(int stream) const = 0;
   // Called from several threads at once, each with its own block.
   virtual void read(int64_t begin, int64_t n, StreamBlock& block) const = 0;
+  // A hint that read(begin, n) comes soon: sources reading memory ask for it to be fetched, so
+  // that it arrives while the current block is being worked on.
+  virtual void prefetch(int64_t begin, int64_t n) const {}
+  // True when a stream never holds a negative value (NaN aside): differences.
+  virtual bool nonnegative(int stream) const { return false; }
   // Order-free counts over a block, summed over the fused pass (e.g. elements beyond both
   // tolerances): adds to counts[0] and counts[1].
   virtual void count(const StreamBlock& block, int64_t n, int64_t* counts) const {}

@@ -57,38 +57,47 @@ std::vector<float> awkward_floats(size_t n, uint32_t seed) {
 TEST(BlockKernels, ScanMatchesPlainLoops) {
   for (const int64_t n : {1, 7, 15, 16, 17, 100, 1023, 1024}) {
     SCOPED_TRACE(n);
-    const std::vector<float> v = awkward_floats(static_cast<size_t>(n), static_cast<uint32_t>(n));
-    const double shift = 0.25;
-    // Plain: lane i % 16 in element order; extremes skipping NaN.
-    kernels::Lanes want;
-    for (int64_t i = 0; i < n; ++i) {
-      const double x = v[static_cast<size_t>(i)], d = x - shift;
-      want.sum[i % kernels::kLanes] += d;
-      want.sumsq[i % kernels::kLanes] += d * d;
-      want.sum_abs[i % kernels::kLanes] += std::fabs(x);
-    }
-    int64_t nans = 0;
-    float mn = INFINITY, mx = -INFINITY;
-    for (float x : v) {
-      nans += x != x;
-      mn = x < mn ? x : mn;
-      mx = x > mx ? x : mx;
-    }
-    on_every_path([&](KernelPath) {
-      kernels::Lanes lanes;
-      std::vector<uint32_t> keys(static_cast<size_t>(n) + 16);
-      const auto e = kernels::scan_block(v.data(), n, shift, lanes, keys.data());
-      for (int j = 0; j < kernels::kLanes; ++j) {
-        EXPECT_TRUE(same_bits(lanes.sum[j], want.sum[j])) << j;
-        EXPECT_TRUE(same_bits(lanes.sumsq[j], want.sumsq[j])) << j;
-        EXPECT_TRUE(same_bits(lanes.sum_abs[j], want.sum_abs[j])) << j;
+    for (const bool finite : {false, true}) {
+      std::vector<float> v = awkward_floats(static_cast<size_t>(n), static_cast<uint32_t>(n));
+      if (finite)
+        for (float& x : v) x = std::isfinite(x) ? x : -2.5f;
+      const double shift = 0.25;
+      // Plain: lane i % 16 in element order, squares by FMA; extremes skipping NaN.
+      kernels::Lanes want;
+      for (int64_t i = 0; i < n; ++i) {
+        const double x = v[static_cast<size_t>(i)], d = x - shift;
+        const int j = static_cast<int>(i % kernels::kLanes);
+        want.sum[j] += d;
+        want.sumsq[j] = std::fma(d, d, want.sumsq[j]);
+        want.sum_abs[j] += std::fabs(x);
       }
-      EXPECT_EQ(e.nans, nans);
-      EXPECT_EQ(e.min, mn);
-      EXPECT_EQ(e.max, mx);
-      for (int64_t i = 0; i < n; ++i)
-        ASSERT_EQ(keys[static_cast<size_t>(i)], radix::key_of(v[static_cast<size_t>(i)])) << i;
-    });
+      int64_t nans = 0;
+      float mn = INFINITY, mx = -INFINITY;
+      for (float x : v) {
+        nans += x != x;
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+      }
+      on_every_path([&](KernelPath) {
+        for (const bool magnitudes : {true, false}) {
+          kernels::Lanes lanes;
+          std::vector<uint32_t> keys(static_cast<size_t>(n) + 16);
+          const auto e = kernels::scan_block(v.data(), n, shift, lanes, keys.data(), magnitudes);
+          for (int j = 0; j < kernels::kLanes; ++j) {
+            EXPECT_TRUE(same_bits(lanes.sum[j], want.sum[j])) << j;
+            EXPECT_TRUE(same_bits(lanes.sumsq[j], want.sumsq[j])) << j;
+            EXPECT_TRUE(same_bits(lanes.sum_abs[j], magnitudes ? want.sum_abs[j] : 0.0)) << j;
+          }
+          EXPECT_EQ(e.nans, nans);
+          if (nans == 0) {  // else the extremes do not matter
+            EXPECT_EQ(e.min, mn);
+            EXPECT_EQ(e.max, mx);
+          }
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(keys[static_cast<size_t>(i)], radix::key_of(v[static_cast<size_t>(i)])) << i;
+        }
+      });
+    }
   }
 }
 
