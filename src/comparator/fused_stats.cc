@@ -258,8 +258,8 @@ FusedStats compute_fused_stats(const StreamSource& src,
   FusedStats r;
   std::mutex mutex;
   for_each_slab(n, [&](int64_t begin, int64_t end, StreamBlock& b) {
-    std::vector<std::vector<int64_t>> in_brackets(ns);  // this slab's interval counts
-    for (size_t s = 0; s < ns; ++s) in_brackets[s].assign(3 * brackets[s].lo.size(), 0);
+    std::vector<radix::BracketFound::Slab> in_brackets;
+    for (size_t s = 0; s < ns; ++s) in_brackets.emplace_back(*found[s]);
     int64_t counts[2] = {0, 0};
     alignas(64) uint32_t keys32[kStatsBlock];
     alignas(64) uint64_t keys64[kStatsBlock];
@@ -279,12 +279,12 @@ FusedStats compute_fused_stats(const StreamSource& src,
             const auto e =
                 kernels::scan_block(b.f[s], m, shift[s], lanes[s], keys32, magnitudes[s]);
             fold_block(b.f[s], at, m, e, p[s]);
-            found[s]->scan(keys32, m, in_brackets[s].data());
+            found[s]->scan(keys32, m, in_brackets[s]);
           } else {
             const auto e =
                 kernels::scan_block(b.d[s], m, shift[s], lanes[s], keys64, magnitudes[s]);
             fold_block(b.d[s], at, m, e, p[s]);
-            found[s]->scan(keys64, m, in_brackets[s].data());
+            found[s]->scan(keys64, m, in_brackets[s]);
           }
         }
       }
@@ -294,10 +294,10 @@ FusedStats compute_fused_stats(const StreamSource& src,
         p[s].sum_abs = lane_total(lanes[s].sum_abs);
       }
     }
+    for (size_t s = 0; s < ns; ++s) found[s]->finish(in_brackets[s]);
     std::lock_guard<std::mutex> lock(mutex);
     r.counts[0] += counts[0];
     r.counts[1] += counts[1];
-    for (size_t s = 0; s < ns; ++s) found[s]->add_counts(in_brackets[s].data());
   });
 
   // Combined in chunk order: the same bits for any number of threads.

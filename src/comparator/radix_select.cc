@@ -425,8 +425,40 @@ K* BracketFound::buffer(size_t j) {
   else return keys_[j].get();
 }
 
+// Keys staged per interval before they move to the shared buffer; room for one more block.
+constexpr int64_t kStaged = 4096;
+constexpr int64_t kStageRoom = kStaged + kStatsBlock + 16;
+
+BracketFound::Slab::Slab(const BracketFound& found)
+    : counts(found.counts_.size(), 0), staged_count(found.bracket_.lo.size(), 0) {
+  const size_t room = found.bracket_.lo.size() * static_cast<size_t>(kStageRoom);
+  if (found.bracket_.single) staged32.resize(room);
+  else staged.resize(room);
+}
+
 template <typename K>
-void BracketFound::scan_keys(const K* keys, int64_t n, int64_t* counts) {
+K* BracketFound::staging(Slab& slab, size_t j) {
+  K* base;
+  if constexpr (sizeof(K) == 4) base = slab.staged32.data();
+  else base = slab.staged.data();
+  return base + j * static_cast<size_t>(kStageRoom);
+}
+
+template <typename K>
+void BracketFound::flush(Slab& slab, size_t j) {
+  const int64_t count = slab.staged_count[j];
+  slab.staged_count[j] = 0;
+  if (count == 0 || overflow_.load(std::memory_order_relaxed)) return;
+  const int64_t at = used_[j].fetch_add(count, std::memory_order_relaxed);
+  if (at + count > bracket_.room[j]) {
+    overflow_ = true;  // resolve() fails: the ranks are selected otherwise
+    return;
+  }
+  std::memcpy(buffer<K>(j) + at, staging<K>(slab, j), static_cast<size_t>(count) * sizeof(K));
+}
+
+template <typename K>
+void BracketFound::scan_keys(const K* keys, int64_t n, Slab& slab) {
   const Bracket& b = bracket_;
   const size_t m = b.lo.size();
   if (m == 0) return;
@@ -438,35 +470,29 @@ void BracketFound::scan_keys(const K* keys, int64_t n, int64_t* counts) {
     width[j] = static_cast<K>(b.hi[j] - b.lo[j]);
   }
   const bool gather = !overflow_.load(std::memory_order_relaxed);
-  thread_local std::vector<K> scratch;
-  scratch.resize(m * (kStatsBlock + 16));
   K* kept[kernels::kMaxIntervals];
   int64_t kept_count[kernels::kMaxIntervals];
-  for (size_t j = 0; j < m; ++j) kept[j] = scratch.data() + j * (kStatsBlock + 16);
+  for (size_t j = 0; j < m; ++j) kept[j] = staging<K>(slab, j) + slab.staged_count[j];
   kernels::interval_block(
-      keys, n, {lo, width, m, b.upper, counts, gather ? kept : nullptr, kept_count});
+      keys, n, {lo, width, m, b.upper, slab.counts.data(), gather ? kept : nullptr, kept_count});
   if (!gather) return;
   for (size_t j = 0; j < m; ++j) {
-    if (kept_count[j] == 0) continue;
-    const int64_t at = used_[j].fetch_add(kept_count[j], std::memory_order_relaxed);
-    if (at + kept_count[j] > b.room[j]) {
-      overflow_ = true;  // resolve() fails: the ranks are selected otherwise
-      return;
-    }
-    std::memcpy(buffer<K>(j) + at, kept[j], static_cast<size_t>(kept_count[j]) * sizeof(K));
+    slab.staged_count[j] += kept_count[j];
+    if (slab.staged_count[j] >= kStaged) flush<K>(slab, j);
   }
 }
 
-void BracketFound::scan(const uint32_t* keys, int64_t n, int64_t* counts) {
-  scan_keys(keys, n, counts);
-}
+void BracketFound::scan(const uint32_t* keys, int64_t n, Slab& slab) { scan_keys(keys, n, slab); }
 
-void BracketFound::scan(const uint64_t* keys, int64_t n, int64_t* counts) {
-  scan_keys(keys, n, counts);
-}
+void BracketFound::scan(const uint64_t* keys, int64_t n, Slab& slab) { scan_keys(keys, n, slab); }
 
-void BracketFound::add_counts(const int64_t* counts) {
-  for (size_t j = 0; j < counts_.size(); ++j) counts_[j] += counts[j];
+void BracketFound::finish(Slab& slab) {
+  for (size_t j = 0; j < bracket_.lo.size(); ++j) {
+    if (bracket_.single) flush<uint32_t>(slab, j);
+    else flush<uint64_t>(slab, j);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t j = 0; j < counts_.size(); ++j) counts_[j] += slab.counts[j];
 }
 
 bool BracketFound::resolve(const std::vector<int64_t>& ranks, std::map<int64_t, uint64_t>& out) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "comparator/fused_stats.h"
@@ -90,20 +91,38 @@ struct Bracket {
 class BracketFound {
  public:
   explicit BracketFound(const Bracket& b);
-  // Counts a block's keys (key_of of its values, n <= kStatsBlock) into the intervals, adding
-  // to counts (3 per interval, the caller's, e.g. per slab), and gathers those strictly between
-  // an interval's ends.
-  void scan(const uint32_t* keys, int64_t n, int64_t* counts);
-  void scan(const uint64_t* keys, int64_t n, int64_t* counts);
-  // Adds a slab's counts (not thread-safe: under the caller's lock).
-  void add_counts(const int64_t* counts);
+
+  // One slab's share of a pass: its counts, and the keys it gathered, staged so that they reach
+  // the shared buffers in large pieces.
+  class Slab {
+   public:
+    explicit Slab(const BracketFound& found);
+
+   private:
+    friend class BracketFound;
+    std::vector<int64_t> counts;  // 3 per interval
+    std::vector<uint32_t> staged32;
+    std::vector<uint64_t> staged;
+    std::vector<int64_t> staged_count;
+  };
+  // Counts a block's keys (key_of of its values, n <= kStatsBlock) into the intervals and
+  // gathers those strictly between an interval's ends.
+  void scan(const uint32_t* keys, int64_t n, Slab& slab);
+  void scan(const uint64_t* keys, int64_t n, Slab& slab);
+  // Adds what a slab found (thread-safe).
+  void finish(Slab& slab);
   // The keys at `ranks` (reorders the gathered keys); false when a rank missed its interval or
   // an interval gathered more keys than its buffer holds, and nothing is stored then.
   bool resolve(const std::vector<int64_t>& ranks, std::map<int64_t, uint64_t>& out);
 
  private:
   template <typename K>
-  void scan_keys(const K* keys, int64_t n, int64_t* counts);
+  void scan_keys(const K* keys, int64_t n, Slab& slab);
+  template <typename K>
+  K* staging(Slab& slab, size_t j);
+  // Moves interval j's staged keys to its buffer.
+  template <typename K>
+  void flush(Slab& slab, size_t j);
   template <typename K>
   K* buffer(size_t j);
 
@@ -116,6 +135,7 @@ class BracketFound {
   std::vector<std::unique_ptr<uint64_t[]>> keys_;
   std::unique_ptr<std::atomic<int64_t>[]> used_;
   std::atomic<bool> overflow_{false};
+  std::mutex mutex_;  // counts_
 };
 
 // Blocks of kStatsBlock elements from one sampled block to the next: every 32nd, sparser past

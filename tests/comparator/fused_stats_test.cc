@@ -218,10 +218,10 @@ std::optional<std::vector<uint64_t>> bracketed(const std::vector<T>& v,
   radix::BracketFound found(b);
   std::vector<Key> all(v.size());
   for (size_t i = 0; i < v.size(); ++i) all[i] = radix::key_of(v[i]);
-  std::vector<int64_t> counts(3 * b.lo.size(), 0);
+  radix::BracketFound::Slab slab(found);
   for (int64_t at = 0; at < n; at += kStatsBlock)
-    found.scan(all.data() + at, std::min(kStatsBlock, n - at), counts.data());
-  found.add_counts(counts.data());
+    found.scan(all.data() + at, std::min(kStatsBlock, n - at), slab);
+  found.finish(slab);
   std::map<int64_t, uint64_t> keys;
   if (!found.resolve(ranks, keys)) return std::nullopt;
   std::vector<uint64_t> r;
