@@ -251,15 +251,32 @@ void select_positions(K* keys, const std::vector<int64_t>& positions, int64_t be
 // gives each wanted position its bucket; the keys of those buckets are moved to the places
 // their buckets take in sorted order, and each bucket is selected from on its own. Two passes
 // over the range instead of nth_element's several per position.
+// The smallest and largest of n keys (n >= 1); vectorised where the CPU has unsigned min/max.
+template <typename K>
+__attribute__((always_inline)) inline std::pair<K, K> key_range_body(const K* v, int64_t n) {
+  K lo = v[0], hi = v[0];
+  for (int64_t i = 0; i < n; ++i) {
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+  }
+  return {lo, hi};
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) std::pair<
+    uint32_t, uint32_t>
+key_range(const uint32_t* v, int64_t n) {
+  return key_range_body(v, n);
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) std::pair<
+    uint64_t, uint64_t>
+key_range(const uint64_t* v, int64_t n) {
+  return key_range_body(v, n);
+}
+
 template <typename K>
 void select_by_digits(K* keys, const std::vector<int64_t>& positions, int64_t begin, int64_t end,
                       std::map<int64_t, uint64_t>& at) {
   const K* v = keys;
-  K lo = v[begin], hi = v[begin];
-  for (int64_t i = begin; i < end; ++i) {
-    lo = std::min(lo, v[i]);
-    hi = std::max(hi, v[i]);
-  }
+  const auto [lo, hi] = key_range(v + begin, end - begin);
   if (lo == hi) {
     for (const int64_t p : positions) at[p] = lo;
     return;
