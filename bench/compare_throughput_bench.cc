@@ -1,6 +1,6 @@
 // Comparison throughput: bytes of both outputs compared per second, for float32 outputs of
 // 16 MiB and 1 GiB, beside a plain copy of the same bytes (memcpy of both outputs, the memory
-// bandwidth yardstick). Compared:
+// bandwidth yardstick, on as many threads as the comparison). Compared:
 //   CompareTensors         the fused pass of layer-wise runs (every metric, statistics only)
 //   CompareTensorsProfile  the same with the report's histograms and heatmap
 //   CompareFuncSimple      Polygraphy's CompareFunc.simple with its report lines (logging off):
@@ -10,6 +10,7 @@
 //   build/bench/compare_throughput_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -40,14 +41,28 @@ const std::pair<Tensor, Tensor>& outputs(int64_t bytes) {
   return cache.emplace(bytes, std::make_pair(a, b)).first->second;
 }
 
+// Both outputs copied, split into pieces of 1 MiB shared by the threads (one thread: two plain
+// memcpy calls' worth of work).
 void BM_Copy(benchmark::State& state) {
   const auto& [a, b] = outputs(state.range(0));
   Tensor da(DataType::kFloat32, a.shape()), db(DataType::kFloat32, b.shape());
+  set_num_threads(static_cast<int>(state.range(1)));
+  constexpr int64_t kPiece = int64_t{1} << 20;
+  const int64_t pieces = (a.nbytes() + kPiece - 1) / kPiece;
   for (auto _ : state) {
-    std::memcpy(da.raw_data(), a.raw_data(), a.nbytes());
-    std::memcpy(db.raw_data(), b.raw_data(), b.nbytes());
+    parallel_for(2 * pieces, 1, [&](int64_t first, int64_t last) {
+      for (int64_t p = first; p < last; ++p) {
+        const Tensor& from = p < pieces ? a : b;
+        Tensor& to = p < pieces ? da : db;
+        const int64_t at = (p % pieces) * kPiece;
+        const int64_t bytes = std::min<int64_t>(kPiece, from.nbytes() - at);
+        std::memcpy(static_cast<char*>(to.raw_data()) + at,
+                    static_cast<const char*>(from.raw_data()) + at, static_cast<size_t>(bytes));
+      }
+    });
     benchmark::ClobberMemory();
   }
+  set_num_threads(0);
   state.SetBytesProcessed(state.iterations() * 2 * state.range(0));
 }
 
@@ -88,8 +103,11 @@ void BM_CompareFuncSimple(benchmark::State& state) {
 constexpr int64_t k16MiB = int64_t{16} << 20;
 constexpr int64_t k1GiB = int64_t{1} << 30;
 
-BENCHMARK(BM_Copy)->Arg(k16MiB)->Arg(k1GiB)->Unit(benchmark::kMillisecond)->UseRealTime();
 // Arguments: bytes of one output, threads.
+BENCHMARK(BM_Copy)
+    ->ArgsProduct({{k16MiB, k1GiB}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_CompareTensors)
     ->ArgsProduct({{k16MiB, k1GiB}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
