@@ -126,18 +126,23 @@ template <typename K>
 void interval_portable(const K* keys, int64_t n, const IntervalScan<K>& scan) {
   for (size_t j = 0; j < scan.m; ++j) {
     const K lo = scan.lo[j], width = scan.width[j];
-    int64_t between = 0;
-    if constexpr (sizeof(K) == 4) interval_f32(keys, n, lo, width, scan.counts + 3 * j, between);
-    else interval_f64(keys, n, lo, width, scan.counts + 3 * j, between);
+    int64_t* counts = scan.counts + 3 * j;
+    int64_t between = 0, at_lo = counts[2];
+    if constexpr (sizeof(K) == 4) interval_f32(keys, n, lo, width, counts, between);
+    else interval_f64(keys, n, lo, width, counts, between);
+    if (scan.whole) counts[2] = at_lo;  // not counted in this mode
     if (!scan.kept) continue;
     scan.kept_count[j] = 0;
-    if (between == 0) continue;
-    // Stored without a branch per key: hits are irregular.
+    if (!scan.whole && between == 0) continue;
+    // Stored without a branch per key: hits are irregular. Strictly between the ends is
+    // 1 <= key - lo < width; the whole interval 0 <= key - lo <= width.
     K* kept = scan.kept[j];
     int64_t c = 0;
-    for (int64_t i = 0; i < n; ++i) {
+    const K from = scan.whole ? 0 : 1, span = scan.whole ? width : (width >= 2 ? width - 2 : 0);
+    const bool none = !scan.whole && width < 2;
+    for (int64_t i = 0; i < n && !none; ++i) {
       kept[c] = keys[i];
-      c += static_cast<K>(keys[i] - lo - 1) < static_cast<K>(width >= 2 ? width - 1 : 0);
+      c += static_cast<K>(keys[i] - lo - from) <= span;
     }
     scan.kept_count[j] = c;
   }

@@ -53,7 +53,9 @@ Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lan
 // `gather`, writes the keys strictly between its ends to kept[j] (room for n rounded up to 16),
 // in any order, and their number to kept_count[j]. Intervals from `upper` on lie high in the
 // keys' order (the upper quantiles): a kernel may look for them among the keys at or above
-// lo[upper] only, a hint that changes no result.
+// lo[upper] only, a hint that changes no result. With `whole`, every key in an interval is
+// gathered, ends included, and only the counts below and in it are kept (at its low end: 0):
+// cheaper, for intervals whose ends are not repeated values.
 constexpr size_t kMaxIntervals = 16;
 template <typename K>
 struct IntervalScan {
@@ -64,6 +66,7 @@ struct IntervalScan {
   int64_t* counts;
   K* const* kept;  // null: nothing gathered
   int64_t* kept_count;
+  bool whole = false;
 };
 void interval_block(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan);
 void interval_block(const uint64_t* keys, int64_t n, const IntervalScan<uint64_t>& scan);

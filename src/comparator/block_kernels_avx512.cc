@@ -38,13 +38,15 @@ PARITY_AVX512 inline __m512i keys_of(__m512 x) {
 }
 
 // Counts, in 16 lanes, of the keys below, in and at the low end of M intervals; with kGather,
-// the keys strictly between an interval's ends compressed into its kept buffer.
-template <int M, bool kGather>
+// the keys strictly between an interval's ends compressed into its kept buffer. With kWhole
+// (IntervalScan::whole), the keys in an interval are counted and gathered with one compare, and
+// nothing is counted at its low end.
+template <int M, bool kGather, bool kWhole>
 PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32_t* lo,
                                    const uint32_t* width, int64_t* counts,
                                    uint32_t* const* kept, int64_t* kept_count) {
   __m512i l[M], w[M], between[M], below[M], inside[M], at_lo[M];
-  int64_t c[M] = {};
+  int64_t c[M] = {}, in[M] = {};
   const __m512i one = _mm512_set1_epi32(1), zero = _mm512_setzero_si512();
   for (int j = 0; j < M; ++j) {
     l[j] = _mm512_set1_epi32(static_cast<int32_t>(lo[j]));
@@ -59,6 +61,14 @@ PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32
       const __m512i d = _mm512_sub_epi32(key, l[j]);
       below[j] = _mm512_mask_add_epi32(below[j], _mm512_mask_cmplt_epu32_mask(k, key, l[j]),
                                        below[j], one);
+      if constexpr (kWhole) {
+        const __mmask16 hit = _mm512_mask_cmple_epu32_mask(k, d, w[j]);
+        in[j] += __builtin_popcount(hit);
+        if constexpr (kGather)
+          _mm512_storeu_si512(kept[j] + c[j], _mm512_maskz_compress_epi32(hit, key));
+        c[j] = in[j];
+        continue;
+      }
       inside[j] = _mm512_mask_add_epi32(inside[j], _mm512_mask_cmple_epu32_mask(k, d, w[j]),
                                         inside[j], one);
       at_lo[j] = _mm512_mask_add_epi32(at_lo[j], _mm512_mask_cmpeq_epi32_mask(k, d, zero),
@@ -73,8 +83,8 @@ PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32
   }
   for (int j = 0; j < M; ++j) {
     counts[3 * j] += _mm512_reduce_add_epi32(below[j]);
-    counts[3 * j + 1] += _mm512_reduce_add_epi32(inside[j]);
-    counts[3 * j + 2] += _mm512_reduce_add_epi32(at_lo[j]);
+    counts[3 * j + 1] += kWhole ? in[j] : _mm512_reduce_add_epi32(inside[j]);
+    if (!kWhole) counts[3 * j + 2] += _mm512_reduce_add_epi32(at_lo[j]);
     if constexpr (kGather) kept_count[j] = c[j];
   }
 }
@@ -157,7 +167,7 @@ namespace {
 
 // interval_block's work for the intervals in `scan`, four at a time (the counters of four fill
 // the registers).
-template <bool kGather>
+template <bool kGather, bool kWhole>
 PARITY_AVX512 void count_all(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan) {
   for (size_t j = 0; j < scan.m; j += 4) {
     const uint32_t *l = scan.lo + j, *w = scan.width + j;
@@ -165,17 +175,22 @@ PARITY_AVX512 void count_all(const uint32_t* keys, int64_t n, const IntervalScan
     uint32_t* const* kept = kGather ? scan.kept + j : nullptr;
     int64_t* kc = kGather ? scan.kept_count + j : nullptr;
     switch (std::min<size_t>(4, scan.m - j)) {
-      case 1: count_intervals<1, kGather>(keys, n, l, w, c, kept, kc); break;
-      case 2: count_intervals<2, kGather>(keys, n, l, w, c, kept, kc); break;
-      case 3: count_intervals<3, kGather>(keys, n, l, w, c, kept, kc); break;
-      default: count_intervals<4, kGather>(keys, n, l, w, c, kept, kc); break;
+      case 1: count_intervals<1, kGather, kWhole>(keys, n, l, w, c, kept, kc); break;
+      case 2: count_intervals<2, kGather, kWhole>(keys, n, l, w, c, kept, kc); break;
+      case 3: count_intervals<3, kGather, kWhole>(keys, n, l, w, c, kept, kc); break;
+      default: count_intervals<4, kGather, kWhole>(keys, n, l, w, c, kept, kc); break;
     }
   }
 }
 
 PARITY_AVX512 void count_all(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan) {
-  if (scan.kept) count_all<true>(keys, n, scan);
-  else count_all<false>(keys, n, scan);
+  if (scan.whole) {
+    if (scan.kept) count_all<true, true>(keys, n, scan);
+    else count_all<false, true>(keys, n, scan);
+  } else {
+    if (scan.kept) count_all<true, false>(keys, n, scan);
+    else count_all<false, false>(keys, n, scan);
+  }
 }
 
 // The keys at or above `from`, in order (room for n rounded up to 16).

@@ -312,12 +312,16 @@ void select_by_digits(K* keys, const std::vector<int64_t>& positions, int64_t be
     const int32_t s = slot[static_cast<size_t>((v[i] - lo) >> shift)];
     if (s >= 0) gathered[static_cast<size_t>(next[static_cast<size_t>(s)]++)] = v[i];
   }
+  // Each bucket is selected from in `gathered`, so that `keys` keeps its values (reordered only).
   int64_t from = 0;
   for (size_t w = 0; w < wanted.size(); ++w) {
     const int64_t first = begin + start[wanted[w]], count = start[wanted[w] + 1] - start[wanted[w]];
-    std::copy(gathered.begin() + from, gathered.begin() + from + count, keys + first);
+    std::vector<int64_t> local;  // positions within gathered
+    for (const int64_t p : mine[w]) local.push_back(p - first + from);
+    std::map<int64_t, uint64_t> found;
+    select_positions(gathered.data(), local, from, from + count, found);
+    for (const auto& [p, key] : found) at[p - from + first] = key;
     from += count;
-    select_positions(keys, mine[w], first, first + count, at);
   }
 }
 
@@ -352,6 +356,22 @@ std::map<int64_t, uint64_t> select_positions(std::vector<K>& keys,
 }
 
 }  // namespace
+
+// How many keys equal `key`, vectorised where the CPU allows.
+template <typename K>
+__attribute__((always_inline)) inline int64_t count_equal_body(const K* v, int64_t n, K key) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; ++i) c += v[i] == key;
+  return c;
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
+count_equal(const uint32_t* v, int64_t n, uint32_t key) {
+  return count_equal_body(v, n, key);
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
+count_equal(const uint64_t* v, int64_t n, uint64_t key) {
+  return count_equal_body(v, n, key);
+}
 
 template <typename K>
 Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
@@ -408,6 +428,10 @@ Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
     }
   }
   b.single = single;
+  b.whole = true;
+  for (size_t j = 0; j < b.lo.size() && b.whole; ++j)
+    for (const uint64_t end : {b.lo[j], b.hi[j]})
+      b.whole = b.whole && count_equal(sample.data(), m, static_cast<K>(end)) <= 1;
   return b;
 }
 
@@ -490,8 +514,9 @@ void BracketFound::scan_keys(const K* keys, int64_t n, Slab& slab) {
   K* kept[kernels::kMaxIntervals];
   int64_t kept_count[kernels::kMaxIntervals];
   for (size_t j = 0; j < m; ++j) kept[j] = staging<K>(slab, j) + slab.staged_count[j];
-  kernels::interval_block(
-      keys, n, {lo, width, m, b.upper, slab.counts.data(), gather ? kept : nullptr, kept_count});
+  kernels::interval_block(keys, n,
+                          {lo, width, m, b.upper, slab.counts.data(), gather ? kept : nullptr,
+                           kept_count, b.whole});
   if (!gather) return;
   for (size_t j = 0; j < m; ++j) {
     slab.staged_count[j] += kept_count[j];
@@ -524,6 +549,7 @@ bool BracketFound::resolve(const std::vector<int64_t>& ranks, std::map<int64_t, 
   for (int64_t r : ranks) {
     while (j < m && r >= counts_[3 * j] + counts_[3 * j + 1]) ++j;
     if (j == m || r < counts_[3 * j]) return false;
+    // Whole intervals gathered every key in them: at_lo is 0 and nothing is left at the high end.
     const int64_t within = r - counts_[3 * j], at_lo = counts_[3 * j + 2];
     if (within < at_lo) {
       got[r] = b.lo[j];

@@ -83,6 +83,10 @@ struct Bracket {
                                  // estimate)
   size_t upper = 0;  // the first interval above 3/4 of the keys (kernels::interval_block)
   bool single = false;  // 32-bit keys (float32 values)
+  // No end is repeated in the sample: every key in an interval is gathered, ends included
+  // (kernels::IntervalScan::whole). Else the ends are counted, not gathered: a repeated value
+  // (zeros in differences, a ReLU's output) would fill the buffers.
+  bool whole = false;
 };
 
 // What a pass found in one stream's intervals, shared by the pass's threads. Counts are exact

@@ -116,15 +116,18 @@ TEST(BlockKernels, IntervalsMatchPlainLoops) {
     const size_t m = ends.size() / 2;
     std::vector<uint32_t> lo(m), width(m);
     for (size_t j = 0; j < m; ++j) lo[j] = ends[2 * j], width[j] = ends[2 * j + 1] - ends[2 * j];
+    // Whole intervals: every key in them gathered, nothing counted at the low end.
+    const bool whole = rng() % 2 == 0;
     std::vector<int64_t> want(3 * m, 0);
     std::vector<std::vector<uint32_t>> want_kept(m);
     for (int64_t i = 0; i < n; ++i) {
       const uint32_t key = keys[static_cast<size_t>(i)];
       for (size_t j = 0; j < m; ++j) {
+        const bool in = key >= lo[j] && key <= lo[j] + width[j];
         want[3 * j] += key < lo[j];
-        want[3 * j + 1] += key >= lo[j] && key <= lo[j] + width[j];
-        want[3 * j + 2] += key == lo[j];
-        if (key > lo[j] && key < lo[j] + width[j]) want_kept[j].push_back(key);
+        want[3 * j + 1] += in;
+        want[3 * j + 2] += !whole && key == lo[j];
+        if (whole ? in : key > lo[j] && key < lo[j] + width[j]) want_kept[j].push_back(key);
       }
     }
     const size_t upper = rng() % (m + 2);  // a hint only: any value gives the same results
@@ -135,7 +138,7 @@ TEST(BlockKernels, IntervalsMatchPlainLoops) {
       for (size_t j = 0; j < m; ++j) kept_at[j] = kept[j].data();
       kernels::interval_block(keys.data(), n,
                               {lo.data(), width.data(), m, upper, counts.data(), kept_at.data(),
-                               kept_count.data()});
+                               kept_count.data(), whole});
       EXPECT_EQ(counts, want);
       for (size_t j = 0; j < m; ++j) {
         ASSERT_GE(kept_count[j], 0);
