@@ -57,6 +57,40 @@ struct Partial {
   int64_t argmin = -1, argmax = -1, first_nan = -1, nans = 0;
 };
 
+// The first i with v[i] == x (as values: -0 equals +0; x is in v), 16 at a time: a new extreme
+// is found several times per chunk, and a scalar search for it was a pass of its own.
+template <typename T>
+__attribute__((always_inline)) inline int64_t first_equal_body(const T* v, int64_t n, T x) {
+  // GCC vector extensions: a compare of 64 bytes, its mask tested as eight words.
+  using Int = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  typedef T Vec __attribute__((vector_size(64)));
+  typedef Int Mask __attribute__((vector_size(64)));
+  constexpr int64_t kWidth = 64 / sizeof(T);
+  const Vec xs = Vec{} + x;
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    Vec a;
+    std::memcpy(&a, v + i, sizeof a);
+    const Mask eq = a == xs;
+    uint64_t words[8];
+    std::memcpy(words, &eq, sizeof words);
+    if ((words[0] | words[1] | words[2] | words[3] | words[4] | words[5] | words[6] |
+         words[7]) != 0)
+      break;
+  }
+  for (; i < n; ++i)
+    if (v[i] == x) return i;
+  return -1;
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
+first_equal(const float* v, int64_t n, float x) {
+  return first_equal_body(v, n, x);
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
+first_equal(const double* v, int64_t n, double x) {
+  return first_equal_body(v, n, x);
+}
+
 // A block's extremes and first NaN, with their positions (the block starts at `begin`), folded
 // into p (the first of equal values wins, as NumPy's argmin and argmax).
 template <typename T>
@@ -69,18 +103,14 @@ void fold_block(const T* v, int64_t begin, int64_t n, const Extremes<T>& e, Part
         break;
       }
   if (e.nans > 0) return;  // a NaN makes min and max NaN: the block's extremes do not matter
-  if (p.argmin < 0 || e.min < p.min)
-    for (int64_t i = 0; i < n; ++i)
-      if (v[i] == e.min) {
-        p.min = static_cast<double>(v[i]), p.argmin = begin + i;
-        break;
-      }
-  if (p.argmax < 0 || e.max > p.max)
-    for (int64_t i = 0; i < n; ++i)
-      if (v[i] == e.max) {
-        p.max = static_cast<double>(v[i]), p.argmax = begin + i;
-        break;
-      }
+  if (p.argmin < 0 || e.min < p.min) {
+    const int64_t i = first_equal(v, n, e.min);
+    p.min = static_cast<double>(v[i]), p.argmin = begin + i;
+  }
+  if (p.argmax < 0 || e.max > p.max) {
+    const int64_t i = first_equal(v, n, e.max);
+    p.max = static_cast<double>(v[i]), p.argmax = begin + i;
+  }
 }
 
 void fold(const Partial& p, Partial& t) {

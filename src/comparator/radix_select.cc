@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <mutex>
+#include <type_traits>
 
 namespace parity::radix {
 
@@ -360,8 +361,13 @@ std::map<int64_t, uint64_t> select_positions(std::vector<K>& keys,
 // How many keys equal `key`, vectorised where the CPU allows.
 template <typename K>
 __attribute__((always_inline)) inline int64_t count_equal_body(const K* v, int64_t n, K key) {
+  using Count = std::conditional_t<sizeof(K) == 4, uint32_t, uint64_t>;  // as wide as the keys
   int64_t c = 0;
-  for (int64_t i = 0; i < n; ++i) c += v[i] == key;
+  for (int64_t at = 0; at < n; at += int64_t{1} << 30) {
+    Count part = 0;
+    for (int64_t i = at; i < std::min(n, at + (int64_t{1} << 30)); ++i) part += v[i] == key;
+    c += static_cast<int64_t>(part);
+  }
   return c;
 }
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
