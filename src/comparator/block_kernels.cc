@@ -207,4 +207,31 @@ void interval_block(const uint64_t* keys, int64_t n, const IntervalScan<uint64_t
   interval_portable(keys, n, scan);
 }
 
+namespace {
+
+template <typename T, typename K>
+Extremes<T> scan_then_count(const T* v, int64_t n, double shift, Lanes& lanes, bool magnitudes,
+                            const IntervalScan<K>& scan) {
+  alignas(64) K keys[1024 + 16];  // blocks are at most kStatsBlock long
+  const Extremes<T> e = scan_block(v, n, shift, lanes, keys, magnitudes);
+  if (scan.m > 0) interval_block(keys, n, scan);
+  return e;
+}
+
+}  // namespace
+
+Extremes<float> scan_intervals(const float* v, int64_t n, double shift, Lanes& lanes,
+                               bool magnitudes, const IntervalScan<uint32_t>& scan) {
+#if defined(__x86_64__)
+  if (kernel_path() == KernelPath::kAvx512)
+    return avx512::scan_intervals(v, n, shift, lanes, magnitudes, scan);
+#endif
+  return scan_then_count(v, n, shift, lanes, magnitudes, scan);
+}
+
+Extremes<double> scan_intervals(const double* v, int64_t n, double shift, Lanes& lanes,
+                                bool magnitudes, const IntervalScan<uint64_t>& scan) {
+  return scan_then_count(v, n, shift, lanes, magnitudes, scan);
+}
+
 }  // namespace parity::kernels

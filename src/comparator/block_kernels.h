@@ -71,12 +71,21 @@ struct IntervalScan {
 void interval_block(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan);
 void interval_block(const uint64_t* keys, int64_t n, const IntervalScan<uint64_t>& scan);
 
+// scan_block and interval_block of the block's keys in one call (one sweep where the kernel can;
+// the keys are not kept). With scan.m == 0 only the scan.
+Extremes<float> scan_intervals(const float* v, int64_t n, double shift, Lanes& lanes,
+                               bool magnitudes, const IntervalScan<uint32_t>& scan);
+Extremes<double> scan_intervals(const double* v, int64_t n, double shift, Lanes& lanes,
+                                bool magnitudes, const IntervalScan<uint64_t>& scan);
+
 // The AVX-512 float32 kernels (block_kernels_avx512.cc, x86-64 only); called when kernel_path()
 // says so.
 namespace avx512 {
 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes, uint32_t* keys,
                            bool magnitudes);
 void interval_block(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan);
+Extremes<float> scan_intervals(const float* v, int64_t n, double shift, Lanes& lanes,
+                               bool magnitudes, const IntervalScan<uint32_t>& scan);
 }  // namespace avx512
 
 }  // namespace parity::kernels

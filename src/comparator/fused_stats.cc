@@ -291,8 +291,6 @@ FusedStats compute_fused_stats(const StreamSource& src,
     std::vector<radix::BracketFound::Slab> in_brackets;
     for (size_t s = 0; s < ns; ++s) in_brackets.emplace_back(*found[s]);
     int64_t counts[2] = {0, 0};
-    alignas(64) uint32_t keys32[kStatsBlock];
-    alignas(64) uint64_t keys64[kStatsBlock];
     for (int64_t chunk = begin; chunk < end; chunk += kStatsGrain) {
       const int64_t chunk_end = std::min(end, chunk + kStatsGrain);
       Lanes lanes[kMaxStreams];
@@ -307,14 +305,12 @@ FusedStats compute_fused_stats(const StreamSource& src,
           if (at + m < end) src.prefetch(at + m + static_cast<int64_t>(s) * part, part);
           if (info[s].single) {
             const auto e =
-                kernels::scan_block(b.f[s], m, shift[s], lanes[s], keys32, magnitudes[s]);
+                found[s]->scan(b.f[s], m, shift[s], lanes[s], magnitudes[s], in_brackets[s]);
             fold_block(b.f[s], at, m, e, p[s]);
-            found[s]->scan(keys32, m, in_brackets[s]);
           } else {
             const auto e =
-                kernels::scan_block(b.d[s], m, shift[s], lanes[s], keys64, magnitudes[s]);
+                found[s]->scan(b.d[s], m, shift[s], lanes[s], magnitudes[s], in_brackets[s]);
             fold_block(b.d[s], at, m, e, p[s]);
-            found[s]->scan(keys64, m, in_brackets[s]);
           }
         }
       }

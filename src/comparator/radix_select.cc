@@ -504,13 +504,16 @@ void BracketFound::flush(Slab& slab, size_t j) {
   std::memcpy(buffer<K>(j) + at, staging<K>(slab, j), static_cast<size_t>(count) * sizeof(K));
 }
 
-template <typename K>
-void BracketFound::scan_keys(const K* keys, int64_t n, Slab& slab) {
+template <typename T>
+kernels::Extremes<T> BracketFound::scan_values(const T* v, int64_t n, double shift,
+                                               kernels::Lanes& lanes, bool magnitudes,
+                                               Slab& slab) {
+  using K = decltype(key_of(T{}));
   const Bracket& b = bracket_;
   const size_t m = b.lo.size();
-  if (m == 0) return;
-  // Only the keys strictly between the ends are gathered: the ends are counted (outputs and
-  // their differences repeat values often, and a repeated end would fill the gathered keys).
+  // Only the keys strictly between the ends are gathered, unless the intervals are whole: the
+  // ends are counted (outputs and their differences repeat values often, and a repeated end
+  // would fill the gathered keys).
   K lo[kernels::kMaxIntervals], width[kernels::kMaxIntervals];
   for (size_t j = 0; j < m; ++j) {
     lo[j] = static_cast<K>(b.lo[j]);
@@ -520,19 +523,27 @@ void BracketFound::scan_keys(const K* keys, int64_t n, Slab& slab) {
   K* kept[kernels::kMaxIntervals];
   int64_t kept_count[kernels::kMaxIntervals];
   for (size_t j = 0; j < m; ++j) kept[j] = staging<K>(slab, j) + slab.staged_count[j];
-  kernels::interval_block(keys, n,
-                          {lo, width, m, b.upper, slab.counts.data(), gather ? kept : nullptr,
-                           kept_count, b.whole});
-  if (!gather) return;
+  const kernels::Extremes<T> e = kernels::scan_intervals(
+      v, n, shift, lanes, magnitudes,
+      {lo, width, m, b.upper, slab.counts.data(), gather ? kept : nullptr, kept_count, b.whole});
+  if (!gather) return e;
   for (size_t j = 0; j < m; ++j) {
     slab.staged_count[j] += kept_count[j];
     if (slab.staged_count[j] >= kStaged) flush<K>(slab, j);
   }
+  return e;
 }
 
-void BracketFound::scan(const uint32_t* keys, int64_t n, Slab& slab) { scan_keys(keys, n, slab); }
+kernels::Extremes<float> BracketFound::scan(const float* v, int64_t n, double shift,
+                                            kernels::Lanes& lanes, bool magnitudes, Slab& slab) {
+  return scan_values(v, n, shift, lanes, magnitudes, slab);
+}
 
-void BracketFound::scan(const uint64_t* keys, int64_t n, Slab& slab) { scan_keys(keys, n, slab); }
+kernels::Extremes<double> BracketFound::scan(const double* v, int64_t n, double shift,
+                                             kernels::Lanes& lanes, bool magnitudes,
+                                             Slab& slab) {
+  return scan_values(v, n, shift, lanes, magnitudes, slab);
+}
 
 void BracketFound::finish(Slab& slab) {
   for (size_t j = 0; j < bracket_.lo.size(); ++j) {

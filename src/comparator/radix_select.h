@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "comparator/block_kernels.h"
 #include "comparator/fused_stats.h"
 #include "core/thread_pool.h"
 
@@ -109,10 +110,12 @@ class BracketFound {
     std::vector<uint64_t> staged;
     std::vector<int64_t> staged_count;
   };
-  // Counts a block's keys (key_of of its values, n <= kStatsBlock) into the intervals and
-  // gathers those strictly between an interval's ends.
-  void scan(const uint32_t* keys, int64_t n, Slab& slab);
-  void scan(const uint64_t* keys, int64_t n, Slab& slab);
+  // kernels::scan_block of a block (n <= kStatsBlock), with its keys counted into the
+  // intervals and those the intervals keep gathered.
+  kernels::Extremes<float> scan(const float* v, int64_t n, double shift, kernels::Lanes& lanes,
+                                bool magnitudes, Slab& slab);
+  kernels::Extremes<double> scan(const double* v, int64_t n, double shift,
+                                 kernels::Lanes& lanes, bool magnitudes, Slab& slab);
   // Adds what a slab found (thread-safe).
   void finish(Slab& slab);
   // The keys at `ranks` (reorders the gathered keys); false when a rank missed its interval or
@@ -120,8 +123,9 @@ class BracketFound {
   bool resolve(const std::vector<int64_t>& ranks, std::map<int64_t, uint64_t>& out);
 
  private:
-  template <typename K>
-  void scan_keys(const K* keys, int64_t n, Slab& slab);
+  template <typename T>
+  kernels::Extremes<T> scan_values(const T* v, int64_t n, double shift, kernels::Lanes& lanes,
+                                   bool magnitudes, Slab& slab);
   template <typename K>
   K* staging(Slab& slab, size_t j);
   // Moves interval j's staged keys to its buffer.

@@ -151,6 +151,68 @@ TEST(BlockKernels, IntervalsMatchPlainLoops) {
   }
 }
 
+// scan_intervals (one sweep on AVX-512 for up to one interval below the upper ones) equals
+// scan_block followed by interval_block, for every shape of bracket.
+TEST(BlockKernels, ScanIntervalsEqualsScanThenCount) {
+  std::mt19937 rng(17);
+  for (int round = 0; round < 300; ++round) {
+    const int64_t n = 1 + static_cast<int64_t>(rng() % 1024);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = static_cast<float>(static_cast<int>(rng() % 400) - 200) / 64.0f;
+    std::vector<uint32_t> keys(static_cast<size_t>(n) + 16);
+    for (int64_t i = 0; i < n; ++i) keys[static_cast<size_t>(i)] = radix::key_of(v[static_cast<size_t>(i)]);
+    std::vector<uint32_t> ends;
+    const size_t m = rng() % 5;
+    for (size_t k = 0; k < 2 * m; ++k) ends.push_back(keys[rng() % static_cast<size_t>(n)] + rng() % 3);
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    if (ends.size() % 2) ends.pop_back();
+    const size_t intervals = ends.size() / 2;
+    std::vector<uint32_t> lo(intervals), width(intervals);
+    for (size_t j = 0; j < intervals; ++j) lo[j] = ends[2 * j], width[j] = ends[2 * j + 1] - ends[2 * j];
+    const size_t upper = rng() % (intervals + 2);
+    const bool whole = rng() % 2 == 0, magnitudes = rng() % 2 == 0;
+    on_every_path([&](KernelPath) {
+      struct Run {
+        kernels::Lanes lanes;
+        kernels::Extremes<float> e{};
+        std::vector<int64_t> counts, kept_count;
+        std::vector<std::vector<uint32_t>> kept;
+      };
+      auto run = [&](bool fused) {
+        Run r;
+        r.counts.assign(3 * intervals, 0);
+        r.kept_count.assign(intervals, 0);
+        r.kept.assign(intervals, std::vector<uint32_t>(static_cast<size_t>(n) + 16));
+        std::vector<uint32_t*> at(intervals);
+        for (size_t j = 0; j < intervals; ++j) at[j] = r.kept[j].data();
+        const kernels::IntervalScan<uint32_t> scan{lo.data(), width.data(), intervals, upper,
+                                                   r.counts.data(), at.data(),
+                                                   r.kept_count.data(), whole};
+        if (fused) {
+          r.e = kernels::scan_intervals(v.data(), n, 0.5, r.lanes, magnitudes, scan);
+        } else {
+          std::vector<uint32_t> k(static_cast<size_t>(n) + 16);
+          r.e = kernels::scan_block(v.data(), n, 0.5, r.lanes, k.data(), magnitudes);
+          if (intervals > 0) kernels::interval_block(k.data(), n, scan);
+        }
+        for (size_t j = 0; j < intervals; ++j) {
+          r.kept[j].resize(static_cast<size_t>(r.kept_count[j]));
+          std::sort(r.kept[j].begin(), r.kept[j].end());
+        }
+        return r;
+      };
+      const Run a = run(true), b = run(false);
+      EXPECT_EQ(std::memcmp(&a.lanes, &b.lanes, sizeof a.lanes), 0);
+      EXPECT_EQ(a.e.min, b.e.min);
+      EXPECT_EQ(a.e.max, b.e.max);
+      EXPECT_EQ(a.e.nans, b.e.nans);
+      EXPECT_EQ(a.counts, b.counts);
+      EXPECT_EQ(a.kept, b.kept);
+    });
+  }
+}
+
 // Every statistic CompareFunc.simple takes from the fused pass, bit for bit on every path.
 TEST(BlockKernels, FusedStatisticsSameBitsOnEveryPath) {
   for (const int64_t n : {int64_t{1000}, int64_t{300001}}) {

@@ -216,11 +216,10 @@ std::optional<std::vector<uint64_t>> bracketed(const std::vector<T>& v,
       sample.push_back(radix::key_of(v[static_cast<size_t>(i)]));
   const radix::Bracket b = radix::bracket_from_sample(sample, n, ranks, sizeof(T) == 4);
   radix::BracketFound found(b);
-  std::vector<Key> all(v.size());
-  for (size_t i = 0; i < v.size(); ++i) all[i] = radix::key_of(v[i]);
   radix::BracketFound::Slab slab(found);
+  kernels::Lanes lanes;
   for (int64_t at = 0; at < n; at += kStatsBlock)
-    found.scan(all.data() + at, std::min(kStatsBlock, n - at), slab);
+    found.scan(v.data() + at, std::min(kStatsBlock, n - at), 0.0, lanes, true, slab);
   found.finish(slab);
   std::map<int64_t, uint64_t> keys;
   if (!found.resolve(ranks, keys)) return std::nullopt;
