@@ -285,9 +285,17 @@ void select_by_digits(K* keys, const std::vector<int64_t>& positions, int64_t be
   const int width_bits = 64 - __builtin_clzll(static_cast<uint64_t>(hi - lo));
   const int shift = std::max(0, width_bits - kDigitBits);
   const size_t bins = static_cast<size_t>((hi - lo) >> shift) + 1;  // 2 .. 2^kDigitBits
+  // Counted in two interleaved halves: neighbours often share a bucket, and a counter
+  // incremented back to back waits for its own store.
+  std::vector<int64_t> halves(2 * bins, 0);
+  int64_t i = begin;
+  for (; i + 1 < end; i += 2) {
+    ++halves[2 * static_cast<size_t>((v[i] - lo) >> shift)];
+    ++halves[2 * static_cast<size_t>((v[i + 1] - lo) >> shift) + 1];
+  }
+  if (i < end) ++halves[2 * static_cast<size_t>((v[i] - lo) >> shift)];
   std::vector<int64_t> start(bins + 1, 0);
-  for (int64_t i = begin; i < end; ++i) ++start[static_cast<size_t>((v[i] - lo) >> shift) + 1];
-  for (size_t b = 0; b < bins; ++b) start[b + 1] += start[b];
+  for (size_t b = 0; b < bins; ++b) start[b + 1] = start[b] + halves[2 * b] + halves[2 * b + 1];
   // The wanted buckets, in order, each with its positions.
   std::vector<int32_t> slot(bins, -1);
   std::vector<size_t> wanted;
@@ -308,10 +316,25 @@ void select_by_digits(K* keys, const std::vector<int64_t>& positions, int64_t be
     next.push_back(total);
     total += start[b + 1] - start[b];
   }
-  std::vector<K> gathered(static_cast<size_t>(total));
-  for (int64_t i = begin; i < end; ++i) {
-    const int32_t s = slot[static_cast<size_t>((v[i] - lo) >> shift)];
-    if (s >= 0) gathered[static_cast<size_t>(next[static_cast<size_t>(s)]++)] = v[i];
+  // The wanted buckets' keys, stored without a branch per key, then put in bucket order.
+  std::vector<uint8_t> is_wanted(bins, 0);
+  for (const size_t b : wanted) is_wanted[b] = 1;
+  std::vector<K> mixed(static_cast<size_t>(total) + 1);
+  int64_t count = 0;
+  for (i = begin; i < end; ++i) {
+    mixed[static_cast<size_t>(count)] = v[i];
+    count += is_wanted[static_cast<size_t>((v[i] - lo) >> shift)];
+  }
+  std::vector<K> gathered;
+  if (wanted.size() == 1) {
+    gathered.swap(mixed);
+  } else {
+    gathered.resize(static_cast<size_t>(total));
+    for (int64_t k = 0; k < total; ++k) {
+      const K key = mixed[static_cast<size_t>(k)];
+      const int32_t s = slot[static_cast<size_t>((key - lo) >> shift)];
+      gathered[static_cast<size_t>(next[static_cast<size_t>(s)]++)] = key;
+    }
   }
   // Each bucket is selected from in `gathered`, so that `keys` keeps its values (reordered only).
   int64_t from = 0;
