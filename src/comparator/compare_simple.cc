@@ -35,7 +35,7 @@ bool stat_failed(double value, double tolerance) {
 // The flat indices of the elements beyond both tolerances (for the verbose dumps only).
 std::vector<int64_t> mismatch_indices(const PairStreams& pair) {
   std::vector<int64_t> found;
-  auto block = std::make_unique<StreamBlock>();
+  auto block = std::make_unique_for_overwrite<StreamBlock>();
   for (int64_t at = 0; at < pair.size(); ++at) {
     int64_t counts[2] = {0, 0};
     pair.read(at, 1, *block);
@@ -89,7 +89,7 @@ struct Tolerances {
 // The values of a stream, for printing small arrays (at most 100 elements).
 NumArray small_stream(const PairStreams& pair, int stream, const Shape& shape) {
   NumArray a{{}, pair.kind(stream), shape};
-  auto block = std::make_unique<StreamBlock>();
+  auto block = std::make_unique_for_overwrite<StreamBlock>();
   for (int64_t at = 0; at < pair.size(); at += kStatsBlock) {
     const int64_t n = std::min(kStatsBlock, pair.size() - at);
     pair.read(at, n, *block);

@@ -51,40 +51,36 @@ __attribute__((target_clones("avx2", "default"))) void diff_f32_to_f64(
   diff_body(k, x, y, n, abs, rel);
 }
 
-// float32 against float32, the common case: diff_body's rules in one loop.
+// float32 against float32, the common case: diff_body's rules in one loop, which also counts
+// the elements beyond both tolerances ("not a <= tol" is "a > tol or a is NaN") and the exact
+// zeros of the reference (memory-bound: the counts come free).
 template <bool kInfinitiesEqual>
 __attribute__((always_inline)) inline void diff_pair_body(const float* x, const float* y,
-                                                          int64_t n, float eps, float* abs,
-                                                          float* rel) {
+                                                          int64_t n, float eps, float abs_tol,
+                                                          float rel_tol, float* abs, float* rel,
+                                                          int64_t* counted) {
+  int32_t beyond = 0, zeros = 0;
   for (int64_t i = 0; i < n; ++i) {
     float a = std::fabs(x[i] - y[i]);
     if (kInfinitiesEqual) a = std::isinf(x[i]) && x[i] == y[i] ? 0.0f : a;
+    const float r = a / (y[i] == 0 ? eps : std::fabs(y[i]));
     abs[i] = a;
-    rel[i] = a / (y[i] == 0 ? eps : std::fabs(y[i]));
+    rel[i] = r;
+    beyond += static_cast<int32_t>(!(a <= abs_tol) & !(r <= rel_tol));
+    zeros += static_cast<int32_t>(y[i] == 0);
   }
+  counted[0] = beyond;
+  counted[1] = zeros;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void diff_f32(
-    const DiffRules& k, const float* x, const float* y, int64_t n, float* abs, float* rel) {
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void diff_count_f32(
+    const DiffRules& k, const float* x, const float* y, int64_t n, float abs_tol, float rel_tol,
+    float* abs, float* rel, int64_t* counted) {
   const float eps = static_cast<float>(k.epsilon);
-  if (k.infinities_equal) diff_pair_body<true>(x, y, n, eps, abs, rel);
-  else diff_pair_body<false>(x, y, n, eps, abs, rel);
-}
-
-// Elements beyond both tolerances ("not a <= tol" is "a > tol or a is NaN"), float32 pairs.
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) int64_t count_beyond_f32(
-    const float* abs, const float* rel, int64_t n, float abs_tol, float rel_tol) {
-  int32_t beyond = 0;
-  for (int64_t i = 0; i < n; ++i)
-    beyond += static_cast<int32_t>(!(abs[i] <= abs_tol) & !(rel[i] <= rel_tol));
-  return beyond;
-}
-
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) int64_t count_zeros_f32(
-    const float* v, int64_t n) {
-  int32_t zeros = 0;
-  for (int64_t i = 0; i < n; ++i) zeros += static_cast<int32_t>(v[i] == 0);
-  return zeros;
+  if (k.infinities_equal)
+    diff_pair_body<true>(x, y, n, eps, abs_tol, rel_tol, abs, rel, counted);
+  else
+    diff_pair_body<false>(x, y, n, eps, abs_tol, rel_tol, abs, rel, counted);
 }
 
 template <typename T>
@@ -128,7 +124,8 @@ void DiffRules::diff_block(const float* x, const float* y, int64_t n, double* ab
 
 void DiffRules::diff_block(const float* x, const float* y, int64_t n, float* abs,
                            float* rel) const {
-  diff_f32(*this, x, y, n, abs, rel);
+  int64_t counted[2];
+  diff_count_f32(*this, x, y, n, 0, 0, abs, rel, counted);
 }
 
 ElementReader::ElementReader(const Tensor& t) : dtype_(t.dtype()), data_(t.raw_data()) {
@@ -190,7 +187,8 @@ void PairStreams::read(int64_t begin, int64_t n, StreamBlock& b) const {
     const float* x = f0_ + begin;
     const float* y = f1_ + begin;
     if (with_outputs_) b.f[0] = x, b.f[1] = y;
-    rules_.diff_block(x, y, n, b.fbuf[a], b.fbuf[r]);
+    diff_count_f32(rules_, x, y, n, static_cast<float>(abs_tol_), static_cast<float>(rel_tol_),
+                   b.fbuf[a], b.fbuf[r], b.counted);
     b.f[a] = b.fbuf[a];
     b.f[r] = b.fbuf[r];
     return;
@@ -224,10 +222,9 @@ void PairStreams::prefetch(int64_t begin, int64_t n) const {
 void PairStreams::count(const StreamBlock& b, int64_t n, int64_t* counts) const {
   const int a = abs_stream(), r = rel_stream();
   const bool zeros = with_outputs_ && rules_.ref_floating;
-  if (f0_) {  // the common case; the tolerances are float32 values here
-    counts[0] += count_beyond_f32(b.f[a], b.f[r], n, static_cast<float>(abs_tol_),
-                                  static_cast<float>(rel_tol_));
-    if (zeros) counts[1] += count_zeros_f32(b.f[1], n);
+  if (f0_) {  // the common case: counted by read (the tolerances are float32 values here)
+    counts[0] += b.counted[0];
+    if (zeros) counts[1] += b.counted[1];
     return;
   }
   auto value = [&](int s, int64_t i) {

@@ -169,7 +169,7 @@ void read_sample(const StreamSource& src, const std::vector<StreamInfo>& info,
   }
   if (!any) return;
   parallel_for(blocks, 16, [&](int64_t first, int64_t end) {
-    auto b = std::make_unique<StreamBlock>();
+    auto b = std::make_unique_for_overwrite<StreamBlock>();
     for (int64_t k = first; k < end; ++k) {
       const int64_t m = std::min(kStatsBlock, n - k * step);
       src.read(k * step, m, *b);
@@ -267,7 +267,7 @@ FusedStats compute_fused_stats(const StreamSource& src,
   std::vector<radix::Bracket> brackets = sample_brackets(src, info, ranks);
 
   // Shifts: the first element, so that the variance does not cancel catastrophically.
-  auto first = std::make_unique<StreamBlock>();
+  auto first = std::make_unique_for_overwrite<StreamBlock>();
   std::vector<double> shift(ns, 0.0);
   if (n > 0) {
     src.read(0, 1, *first);

@@ -502,15 +502,15 @@ constexpr int64_t kStageRoom = kStaged + kStatsBlock + 16;
 BracketFound::Slab::Slab(const BracketFound& found)
     : counts(found.counts_.size(), 0), staged_count(found.bracket_.lo.size(), 0) {
   const size_t room = found.bracket_.lo.size() * static_cast<size_t>(kStageRoom);
-  if (found.bracket_.single) staged32.resize(room);
-  else staged.resize(room);
+  if (found.bracket_.single) staged32.reset(new uint32_t[room]);
+  else staged.reset(new uint64_t[room]);
 }
 
 template <typename K>
 K* BracketFound::staging(Slab& slab, size_t j) {
   K* base;
-  if constexpr (sizeof(K) == 4) base = slab.staged32.data();
-  else base = slab.staged.data();
+  if constexpr (sizeof(K) == 4) base = slab.staged32.get();
+  else base = slab.staged.get();
   return base + j * static_cast<size_t>(kStageRoom);
 }
 

@@ -62,7 +62,7 @@ void for_each_slab(int64_t n, const Fn& fn) {
   const int64_t per_slab = chunks_per_slab(chunks);
   const int64_t slabs = (chunks + per_slab - 1) / per_slab;
   parallel_for(slabs, 1, [&](int64_t first, int64_t last) {
-    auto block = std::make_unique<StreamBlock>();
+    auto block = std::make_unique_for_overwrite<StreamBlock>();
     for (int64_t s = first; s < last; ++s)
       fn(s * per_slab * kStatsGrain, std::min(n, (s + 1) * per_slab * kStatsGrain), *block);
   });
@@ -106,8 +106,8 @@ class BracketFound {
    private:
     friend class BracketFound;
     std::vector<int64_t> counts;  // 3 per interval
-    std::vector<uint32_t> staged32;
-    std::vector<uint64_t> staged;
+    std::unique_ptr<uint32_t[]> staged32;  // not filled: written before read
+    std::unique_ptr<uint64_t[]> staged;
     std::vector<int64_t> staged_count;
   };
   // kernels::scan_block of a block (n <= kStatsBlock), with its keys counted into the
