@@ -55,17 +55,17 @@ __attribute__((always_inline)) inline Extremes<T> extremes_body(const T* v, int6
     mx = x > mx ? x : mx;
     nans -= (x != x);
   }
-  Extremes<T> e{kInf, -kInf, 0};
+  Extremes<T> e{kInf, -kInf, false};
   for (int j = 0; j < kWidth; ++j) {
     e.min = mn[j] < e.min ? mn[j] : e.min;
     e.max = mx[j] > e.max ? mx[j] : e.max;
-    e.nans += nans[j];
+    e.has_nan |= nans[j] != 0;
   }
   for (; i < n; ++i) {
     const T x = v[i];
     e.min = x < e.min ? x : e.min;
     e.max = x > e.max ? x : e.max;
-    e.nans += x != x;
+    e.has_nan |= x != x;
   }
   return e;
 }

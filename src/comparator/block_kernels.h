@@ -21,12 +21,12 @@ struct Lanes {
   double sum[kLanes] = {}, sumsq[kLanes] = {}, sum_abs[kLanes] = {};
 };
 
-// The smallest and largest values of a block without NaNs (as values: -0 equals +0; either may
-// stand for a zero) and its NaNs.
+// Whether a block holds a NaN and, when it does not, its smallest and largest values (as values:
+// -0 equals +0; either may stand for a zero).
 template <typename T>
 struct Extremes {
   T min, max;
-  int64_t nans;
+  bool has_nan;
 };
 
 enum class KernelPath { kPortable, kAvx512 };
@@ -41,8 +41,7 @@ void reset_kernel_path();
 
 // Adds (v - shift), (v - shift)^2 (fused multiply-add) and, with `magnitudes`, |v| of a block
 // (n >= 1) to the lanes (the block starts at a multiple of kLanes within its chunk), returns its
-// NaN count and, when that is 0, its extremes, and writes every element's key (radix::key_of)
-// to keys (room for n rounded up to 16).
+// extremes, and writes every element's key (radix::key_of) to keys (room for n rounded up to 16).
 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes, uint32_t* keys,
                            bool magnitudes);
 Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lanes,

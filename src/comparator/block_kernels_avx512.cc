@@ -138,12 +138,13 @@ PARITY_AVX512 inline void add8(__m256 half, __mmask8 k, __m512d shift, Sums8& s)
 }
 
 // Everything the scan keeps in registers. The extremes are taken on the keys, in the integer
-// units (the floating-point adders are the busy ones): they order as the values do, apart from
-// NaNs, and a block with a NaN has no extremes that matter.
+// units (the floating-point adders are the busy ones): they order as the values do, and NaNs'
+// keys lie beyond both infinities', so the extreme keys also tell whether there is a NaN (a
+// block with one has no extremes that matter).
 struct ScanState {
   Sums8 low, high;  // lanes 0-7 and 8-15
   __m512d shift;
-  __m512i min, max, nans;
+  __m512i min, max;
 };
 
 // Sixteen values (those in k) into the state; returns their keys.
@@ -154,11 +155,6 @@ PARITY_AVX512 inline __m512i scan16(__m512 x, __mmask16 k, ScanState& st) {
   const __m512i key = keys_of(x);
   st.min = _mm512_mask_min_epu32(st.min, k, key, st.min);
   st.max = _mm512_mask_max_epu32(st.max, k, key, st.max);
-  const __m512i magnitude =
-      _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF));
-  const __mmask16 nan =
-      _mm512_mask_cmpgt_epi32_mask(k, magnitude, _mm512_set1_epi32(0x7F800000));
-  st.nans = _mm512_mask_add_epi32(st.nans, nan, st.nans, _mm512_set1_epi32(1));
   return key;
 }
 
@@ -174,7 +170,7 @@ PARITY_AVX512 Extremes<float> sweep(const float* v, int64_t n, double shift, Lan
              _mm512_loadu_pd(lanes.sum_abs + 8)};
   st.shift = _mm512_set1_pd(shift);
   st.min = _mm512_set1_epi32(-1);
-  st.max = st.nans = _mm512_setzero_si512();
+  st.max = _mm512_setzero_si512();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)  // whole steps: the masks are constant
     step.step(scan16<kAbs>(_mm512_loadu_ps(v + i), 0xFFFF, st), 0xFFFF);
@@ -189,8 +185,9 @@ PARITY_AVX512 Extremes<float> sweep(const float* v, int64_t n, double shift, Lan
   _mm512_storeu_pd(lanes.sumsq + 8, st.high.sumsq);
   _mm512_storeu_pd(lanes.sum_abs + 8, st.high.sum_abs);
   const uint32_t lo = _mm512_reduce_min_epu32(st.min), hi = _mm512_reduce_max_epu32(st.max);
+  constexpr uint32_t kMinusInf = 0x007FFFFFu, kPlusInf = 0xFF800000u;  // key_of(-inf), (+inf)
   return {static_cast<float>(radix::value_of_key(lo, true)),
-          static_cast<float>(radix::value_of_key(hi, true)), _mm512_reduce_add_epi32(st.nans)};
+          static_cast<float>(radix::value_of_key(hi, true)), lo < kMinusInf || hi > kPlusInf};
 }
 
 struct StoreKeys {

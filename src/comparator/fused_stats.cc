@@ -54,7 +54,7 @@ double lane_total(const double* lane) {
 struct Partial {
   double sum = 0, sumsq = 0, sum_abs = 0;
   double min = 0, max = 0;
-  int64_t argmin = -1, argmax = -1, first_nan = -1, nans = 0;
+  int64_t argmin = -1, argmax = -1, first_nan = -1;
 };
 
 // The first i with v[i] == x (as values: -0 equals +0; x is in v), 16 at a time: a new extreme
@@ -95,14 +95,13 @@ first_equal(const double* v, int64_t n, double x) {
 // into p (the first of equal values wins, as NumPy's argmin and argmax).
 template <typename T>
 void fold_block(const T* v, int64_t begin, int64_t n, const Extremes<T>& e, Partial& p) {
-  p.nans += e.nans;
-  if (e.nans > 0 && p.first_nan < 0)
+  if (e.has_nan && p.first_nan < 0)
     for (int64_t i = 0; i < n; ++i)
       if (v[i] != v[i]) {
         p.first_nan = begin + i;
         break;
       }
-  if (e.nans > 0) return;  // a NaN makes min and max NaN: the block's extremes do not matter
+  if (e.has_nan) return;  // a NaN makes min and max NaN: the block's extremes do not matter
   if (p.argmin < 0 || e.min < p.min) {
     const int64_t i = first_equal(v, n, e.min);
     p.min = static_cast<double>(v[i]), p.argmin = begin + i;
@@ -115,7 +114,6 @@ void fold_block(const T* v, int64_t begin, int64_t n, const Extremes<T>& e, Part
 
 void fold(const Partial& p, Partial& t) {
   t.sum += p.sum, t.sumsq += p.sumsq, t.sum_abs += p.sum_abs;
-  t.nans += p.nans;
   if (p.first_nan >= 0 && t.first_nan < 0) t.first_nan = p.first_nan;
   if (p.argmin >= 0 && (t.argmin < 0 || p.min < t.min)) t.min = p.min, t.argmin = p.argmin;
   if (p.argmax >= 0 && (t.argmax < 0 || p.max > t.max)) t.max = p.max, t.argmax = p.argmax;
