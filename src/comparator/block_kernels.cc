@@ -191,8 +191,8 @@ Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes
   return scan_f32(v, n, shift, lanes, keys, magnitudes);
 }
 
-Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lanes,
-                            uint64_t* keys, bool magnitudes) {
+Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lanes, uint64_t* keys,
+                            bool magnitudes) {
   return scan_f64(v, n, shift, lanes, keys, magnitudes);
 }
 

@@ -79,8 +79,7 @@ struct Intervals {
       at_lo[j] = _mm512_mask_add_epi32(
           at_lo[j], _mm512_mask_cmpeq_epi32_mask(k, d, _mm512_setzero_si512()), at_lo[j], one);
       if constexpr (kGather) {
-        const __mmask16 hit =
-            _mm512_mask_cmplt_epu32_mask(k, _mm512_sub_epi32(d, one), between[j]);
+        const __mmask16 hit = _mm512_mask_cmplt_epu32_mask(k, _mm512_sub_epi32(d, one), between[j]);
         _mm512_storeu_si512(kept[j] + c[j], _mm512_maskz_compress_epi32(hit, key));
         c[j] += __builtin_popcount(hit);
       }
@@ -99,8 +98,8 @@ struct Intervals {
 
 template <int M, bool kGather, bool kWhole>
 PARITY_AVX512 void count_intervals(const uint32_t* keys, int64_t n, const uint32_t* lo,
-                                   const uint32_t* width, int64_t* counts,
-                                   uint32_t* const* kept, int64_t* kept_count) {
+                                   const uint32_t* width, int64_t* counts, uint32_t* const* kept,
+                                   int64_t* kept_count) {
   Intervals<M, kGather, kWhole> intervals(lo, width, kept);
   for (int64_t i = 0; i < n; i += 16)
     intervals.step(_mm512_loadu_si512(keys + i), tail_mask(n - i));
@@ -286,7 +285,8 @@ PARITY_AVX512 Extremes<float> scan_fused(const float* v, int64_t n, double shift
 PARITY_AVX512 Extremes<float> scan_block(const float* v, int64_t n, double shift, Lanes& lanes,
                                          uint32_t* keys, bool magnitudes) {
   StoreKeys step{keys};
-  return magnitudes ? sweep<true>(v, n, shift, lanes, step) : sweep<false>(v, n, shift, lanes, step);
+  return magnitudes ? sweep<true>(v, n, shift, lanes, step)
+                    : sweep<false>(v, n, shift, lanes, step);
 }
 
 PARITY_AVX512 void interval_block(const uint32_t* keys, int64_t n,
@@ -303,9 +303,8 @@ PARITY_AVX512 void interval_block(const uint32_t* keys, int64_t n,
   count_upper(high, above.n, n, first, scan);
 }
 
-PARITY_AVX512 Extremes<float> scan_intervals(const float* v, int64_t n, double shift,
-                                             Lanes& lanes, bool magnitudes,
-                                             const IntervalScan<uint32_t>& scan) {
+PARITY_AVX512 Extremes<float> scan_intervals(const float* v, int64_t n, double shift, Lanes& lanes,
+                                             bool magnitudes, const IntervalScan<uint32_t>& scan) {
   // One loop when at most one interval lies below the upper ones (the report's median); else
   // the keys are stored and counted after.
   if (scan.m > 0 && std::min(scan.upper, scan.m) <= 1)

@@ -43,7 +43,9 @@ std::vector<float> awkward_floats(size_t n, uint32_t seed) {
   std::vector<float> v(n);
   for (float& x : v) {
     switch (rng() % 16) {
-      case 0: x = std::copysign(std::numeric_limits<float>::quiet_NaN(), (rng() & 1) ? 1.0f : -1.0f); break;
+      case 0:
+        x = std::copysign(std::numeric_limits<float>::quiet_NaN(), (rng() & 1) ? 1.0f : -1.0f);
+        break;
       case 1: x = (rng() & 1) ? INFINITY : -INFINITY; break;
       case 2: x = (rng() & 1) ? 0.0f : -0.0f; break;
       case 3: x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 50); break;
@@ -109,7 +111,8 @@ TEST(BlockKernels, IntervalsMatchPlainLoops) {
     std::vector<uint32_t> keys(static_cast<size_t>(n) + 16);
     for (int64_t i = 0; i < n; ++i) keys[static_cast<size_t>(i)] = 1000 + rng() % 200;
     std::vector<uint32_t> ends;
-    for (int k = 0; k < 2 * (1 + static_cast<int>(rng() % 7)); ++k) ends.push_back(990 + rng() % 220);
+    for (int k = 0; k < 2 * (1 + static_cast<int>(rng() % 7)); ++k)
+      ends.push_back(990 + rng() % 220);
     std::sort(ends.begin(), ends.end());
     ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
     if (ends.size() % 2) ends.pop_back();
@@ -133,7 +136,8 @@ TEST(BlockKernels, IntervalsMatchPlainLoops) {
     const size_t upper = rng() % (m + 2);  // a hint only: any value gives the same results
     on_every_path([&](KernelPath) {
       std::vector<int64_t> counts(3 * m, 0), kept_count(m, -1);
-      std::vector<std::vector<uint32_t>> kept(m, std::vector<uint32_t>(static_cast<size_t>(n) + 16));
+      std::vector<std::vector<uint32_t>> kept(m,
+                                              std::vector<uint32_t>(static_cast<size_t>(n) + 16));
       std::vector<uint32_t*> kept_at(m);
       for (size_t j = 0; j < m; ++j) kept_at[j] = kept[j].data();
       kernels::interval_block(keys.data(), n,
@@ -160,16 +164,19 @@ TEST(BlockKernels, ScanIntervalsEqualsScanThenCount) {
     std::vector<float> v(static_cast<size_t>(n));
     for (float& x : v) x = static_cast<float>(static_cast<int>(rng() % 400) - 200) / 64.0f;
     std::vector<uint32_t> keys(static_cast<size_t>(n) + 16);
-    for (int64_t i = 0; i < n; ++i) keys[static_cast<size_t>(i)] = radix::key_of(v[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < n; ++i)
+      keys[static_cast<size_t>(i)] = radix::key_of(v[static_cast<size_t>(i)]);
     std::vector<uint32_t> ends;
     const size_t m = rng() % 5;
-    for (size_t k = 0; k < 2 * m; ++k) ends.push_back(keys[rng() % static_cast<size_t>(n)] + rng() % 3);
+    for (size_t k = 0; k < 2 * m; ++k)
+      ends.push_back(keys[rng() % static_cast<size_t>(n)] + rng() % 3);
     std::sort(ends.begin(), ends.end());
     ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
     if (ends.size() % 2) ends.pop_back();
     const size_t intervals = ends.size() / 2;
     std::vector<uint32_t> lo(intervals), width(intervals);
-    for (size_t j = 0; j < intervals; ++j) lo[j] = ends[2 * j], width[j] = ends[2 * j + 1] - ends[2 * j];
+    for (size_t j = 0; j < intervals; ++j)
+      lo[j] = ends[2 * j], width[j] = ends[2 * j + 1] - ends[2 * j];
     const size_t upper = rng() % (intervals + 2);
     const bool whole = rng() % 2 == 0, magnitudes = rng() % 2 == 0;
     on_every_path([&](KernelPath) {
@@ -186,9 +193,9 @@ TEST(BlockKernels, ScanIntervalsEqualsScanThenCount) {
         r.kept.assign(intervals, std::vector<uint32_t>(static_cast<size_t>(n) + 16));
         std::vector<uint32_t*> at(intervals);
         for (size_t j = 0; j < intervals; ++j) at[j] = r.kept[j].data();
-        const kernels::IntervalScan<uint32_t> scan{lo.data(), width.data(), intervals, upper,
-                                                   r.counts.data(), at.data(),
-                                                   r.kept_count.data(), whole};
+        const kernels::IntervalScan<uint32_t> scan{
+            lo.data(),       width.data(), intervals,           upper,
+            r.counts.data(), at.data(),    r.kept_count.data(), whole};
         if (fused) {
           r.e = kernels::scan_intervals(v.data(), n, 0.5, r.lanes, magnitudes, scan);
         } else {
