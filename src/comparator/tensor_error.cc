@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <type_traits>
 
 #include "comparator/compare_internal.h"
 #include "comparator/fused_stats.h"
@@ -24,20 +25,25 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Order-free reductions of a block: maxima, NaN counts, mismatches. The differences are never
 // negative, so their bit patterns order as integers do, which vectorises (a NaN pattern may win
-// the maximum: the NaN count overrides it). "not a <= tol" is "a > tol or a is NaN".
+// the maximum: the NaN count overrides it). "not a <= tol" is "a > tol or a is NaN"; the
+// tolerances are values of the differences' type, so comparing in double is exact.
 struct BlockCounts {
-  int64_t max_abs_bits, max_rel_bits, max_ratio_bits;
+  double max_abs, max_rel, max_ratio;
   int64_t nan_abs, nan_rel, mismatches;
 };
 
-__attribute__((target_clones("avx2", "default"))) BlockCounts count_block(
-    const double* abs, const double* rel, int64_t n, double abs_tol, double rel_tol,
-    double inv_abs_tol, double inv_rel_tol) {
-  int64_t max_abs = 0, max_rel = 0, max_ratio = 0;
-  int64_t nan_abs = 0, nan_rel = 0, mismatches = 0;
+template <typename T>
+__attribute__((always_inline)) inline BlockCounts count_body(const T* abs, const T* rel,
+                                                             int64_t n, double abs_tol,
+                                                             double rel_tol, double inv_abs_tol,
+                                                             double inv_rel_tol) {
+  using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  Bits max_abs = 0, max_rel = 0;
+  int64_t max_ratio = 0;
+  Bits nan_abs = 0, nan_rel = 0, mismatches = 0;  // a block's counts fit
   for (int64_t i = 0; i < n; ++i) {
-    const double a = abs[i], r = rel[i];
-    int64_t a_bits, r_bits;
+    const T a = abs[i], r = rel[i];
+    Bits a_bits, r_bits;
     std::memcpy(&a_bits, &a, sizeof a);
     std::memcpy(&r_bits, &r, sizeof r);
     max_abs = a_bits > max_abs ? a_bits : max_abs;
@@ -46,18 +52,31 @@ __attribute__((target_clones("avx2", "default"))) BlockCounts count_block(
     nan_rel += r != r;
     mismatches += !(a <= abs_tol) & !(r <= rel_tol);
     // How far outside the tolerances, for ranking (elemwise: the better of the two).
-    const double q = std::min(a * inv_abs_tol, r * inv_rel_tol);
+    const double q = std::min(static_cast<double>(a) * inv_abs_tol,
+                              static_cast<double>(r) * inv_rel_tol);
     int64_t q_bits;
     std::memcpy(&q_bits, &q, sizeof q);
     max_ratio = q_bits > max_ratio ? q_bits : max_ratio;
   }
-  return {max_abs, max_rel, max_ratio, nan_abs, nan_rel, mismatches};
+  const auto value = [](auto bits) {
+    T v;
+    std::memcpy(&v, &bits, sizeof v);
+    return static_cast<double>(v);
+  };
+  double ratio;
+  std::memcpy(&ratio, &max_ratio, sizeof ratio);
+  return {value(max_abs), value(max_rel), ratio, nan_abs, nan_rel, mismatches};
 }
 
-double from_bits(int64_t bits) {
-  double v;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) BlockCounts count_block(
+    const double* abs, const double* rel, int64_t n, double abs_tol, double rel_tol,
+    double inv_abs_tol, double inv_rel_tol) {
+  return count_body(abs, rel, n, abs_tol, rel_tol, inv_abs_tol, inv_rel_tol);
+}
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) BlockCounts count_block(
+    const float* abs, const float* rel, int64_t n, double abs_tol, double rel_tol,
+    double inv_abs_tol, double inv_rel_tol) {
+  return count_body(abs, rel, n, abs_tol, rel_tol, inv_abs_tol, inv_rel_tol);
 }
 
 // The sums of one chunk, combined in chunk order.
@@ -68,16 +87,6 @@ struct Partial {
   bool nan_abs = false, nan_rel = false, nan0 = false;
   int64_t mismatches = 0, nan_count = 0;
 };
-
-int exponent_bin(double v) {
-  if (v == 0) return 0;
-  if (!std::isfinite(v)) return ErrorProfile::kBins - 1;
-  uint64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
-  return 1 + std::clamp(e, ErrorProfile::kMinExponent, ErrorProfile::kMaxExponent) -
-         ErrorProfile::kMinExponent;
-}
 
 // The shared state of one pass.
 struct Pass {
@@ -95,6 +104,7 @@ struct Pass {
   int64_t cols = 1, rows = 1, heat_rows = 0, heat_cols = 0;
   std::vector<int32_t> cell_col;  // heat column of each position in the last dim
   std::vector<int32_t> cell_row;  // heat row of each position in the second-to-last dim
+  std::vector<int64_t> cell_end;  // per heat column: the first position of the next
   std::mutex merge_mutex;
   ErrorProfile* out_profile = nullptr;
 };
@@ -102,42 +112,137 @@ struct Pass {
 // Tolerance factors without NaN: a zero tolerance makes any positive error huge, a zero error 0.
 double inverse_tolerance(double tol) { return tol > 0 ? 1.0 / tol : 1e300; }
 
+// The profile's bin of every value of a block (ErrorProfile: zero, [2^e, 2^(e+1)) clamped, NaN
+// and inf), without a branch per value.
+template <typename T>
+__attribute__((always_inline)) inline void bins_body(const T* v, int64_t n, uint8_t* bins) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = static_cast<double>(v[i]);
+    uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    const int field = static_cast<int>((bits >> 52) & 0x7ff);
+    int bin = 1 + std::clamp(field - 1023, ErrorProfile::kMinExponent, ErrorProfile::kMaxExponent) -
+              ErrorProfile::kMinExponent;
+    bin = x == 0 ? 0 : bin;
+    bin = field == 0x7ff ? ErrorProfile::kBins - 1 : bin;
+    bins[i] = static_cast<uint8_t>(bin);
+  }
+}
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void exponent_bins(
+    const float* v, int64_t n, uint8_t* bins) {
+  bins_body(v, n, bins);
+}
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void exponent_bins(
+    const double* v, int64_t n, uint8_t* bins) {
+  bins_body(v, n, bins);
+}
+
+// Counts a block's bins in four interleaved histograms (neighbours often share a bin, and a
+// counter incremented back to back waits for its own store).
+template <typename T>
+void add_to_histogram(const T* v, int64_t n, std::array<int64_t, ErrorProfile::kBins>& hist) {
+  uint8_t bins[kBlock];
+  exponent_bins(v, n, bins);
+  int32_t counts[4][ErrorProfile::kBins] = {};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; ++j) ++counts[j][bins[i + j]];
+  for (; i < n; ++i) ++counts[0][bins[i]];
+  for (int b = 0; b < ErrorProfile::kBins; ++b)
+    hist[static_cast<size_t>(b)] += counts[0][b] + counts[1][b] + counts[2][b] + counts[3][b];
+}
+
+// The largest of n values for the heatmap, NaN counted as infinity.
+template <typename T>
+__attribute__((always_inline)) inline float run_max_body(const T* v, int64_t n) {
+  float m = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = v[i] != v[i] ? std::numeric_limits<float>::infinity() : static_cast<float>(v[i]);
+    m = x > m ? x : m;
+  }
+  return m;
+}
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) float run_max(const float* v,
+                                                                                   int64_t n) {
+  return run_max_body(v, n);
+}
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) float run_max(const double* v,
+                                                                                   int64_t n) {
+  return run_max_body(v, n);
+}
+
+// What a chunk's blocks add up, in the differences' type (float32 pairs stay in float32).
+struct ChunkState {
+  std::array<int64_t, ErrorProfile::kBins> abs_hist{}, rel_hist{};
+  std::vector<float> heat;
+  LaneSum sum_abs, sum_rel;
+  int64_t w = 0, h = 0;  // position in the last two dims, advanced element by element
+};
+
+template <typename T>
+void add_block(Pass& pass, const T* abs, const T* rel, int64_t n, ChunkState& st, Partial& p) {
+  // The sums of the means in the lanes of the fused statistics; the rest in any order.
+  add_shifted(st.sum_abs, abs, n, pass.shift_abs);
+  add_shifted(st.sum_rel, rel, n, pass.shift_rel);
+  const BlockCounts c = count_block(abs, rel, n, pass.abs_tol, pass.rel_tol, pass.inv_abs_tol,
+                                    pass.inv_rel_tol);
+  if (n > 0) {
+    p.max_abs = std::max(p.max_abs, c.max_abs);
+    p.max_rel = std::max(p.max_rel, c.max_rel);
+    if (pass.elemwise_ratio) p.ratio = std::max(p.ratio, c.max_ratio);
+  }
+  p.nan_count += c.nan_abs;
+  p.nan_abs |= c.nan_abs > 0;
+  p.nan_rel |= c.nan_rel > 0;
+  p.mismatches += c.mismatches;
+  if (!pass.profile) return;
+  add_to_histogram(abs, n, st.abs_hist);
+  add_to_histogram(rel, n, st.rel_hist);
+  if (pass.heat_rows == 0) return;
+  // A row's elements fall into its cells in runs (the cells split the last dim into equal
+  // parts): the maximum of a run, then one update of its cell.
+  for (int64_t i = 0; i < n;) {
+    const int32_t c = pass.cell_col[static_cast<size_t>(st.w)];
+    const int64_t len = std::min(n - i, pass.cell_end[static_cast<size_t>(c)] - st.w);
+    float& cell = st.heat[static_cast<size_t>(pass.cell_row[static_cast<size_t>(st.h)] *
+                                                  pass.heat_cols +
+                                              c)];
+    cell = std::max(cell, run_max(abs + i, len));
+    i += len;
+    if ((st.w += len) == pass.cols) {
+      st.w = 0;
+      if (++st.h == pass.rows) st.h = 0;
+    }
+  }
+}
+
 void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int64_t begin,
                int64_t end, Partial& p) {
   double x[kBlock], y[kBlock], abs[kBlock], rel[kBlock];
-  std::array<int64_t, ErrorProfile::kBins> abs_hist{}, rel_hist{};
-  std::vector<float> heat(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
+  float fabs[kBlock], frel[kBlock];
   const DiffRules& k = pass.kinds;
-  LaneSum sum_abs, sum_rel;
-  // Position in the last two dims, advanced element by element (no division per element).
-  int64_t w = 0, h = 0;
+  ChunkState st;
+  st.heat.assign(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
   if (pass.heat_rows > 0) {
-    w = begin % pass.cols;
-    h = (begin / pass.cols) % pass.rows;
+    st.w = begin % pass.cols;
+    st.h = (begin / pass.cols) % pass.rows;
   }
   for (int64_t b = begin; b < end; b += kBlock) {
     const int64_t n = std::min(kBlock, end - b);
     if (pass.float_inputs) {
-      k.diff_block(pass.f0 + b, pass.f1 + b, n, abs, rel);
-    } else {
-      r0.read(b, n, x);
-      r1.read(b, n, y);
-      k.diff_block(x, y, n, abs, rel);
+      // The next block is requested now, so that it arrives while this one is worked on.
+      for (int64_t i = 0; b + n + i < end && i < kBlock; i += 64 / sizeof(float)) {
+        __builtin_prefetch(pass.f0 + b + n + i);
+        __builtin_prefetch(pass.f1 + b + n + i);
+      }
+      k.diff_block(pass.f0 + b, pass.f1 + b, n, fabs, frel);
+      add_block(pass, fabs, frel, n, st, p);
+      continue;
     }
-    // The sums of the means in the lanes of the fused statistics; the rest in any order.
-    add_shifted(sum_abs, abs, n, pass.shift_abs);
-    add_shifted(sum_rel, rel, n, pass.shift_rel);
-    const BlockCounts c = count_block(abs, rel, n, pass.abs_tol, pass.rel_tol,
-                                      pass.inv_abs_tol, pass.inv_rel_tol);
-    if (n > 0) {
-      p.max_abs = std::max(p.max_abs, from_bits(c.max_abs_bits));
-      p.max_rel = std::max(p.max_rel, from_bits(c.max_rel_bits));
-      if (pass.elemwise_ratio) p.ratio = std::max(p.ratio, from_bits(c.max_ratio_bits));
-    }
-    p.nan_count += c.nan_abs;
-    p.nan_abs |= c.nan_abs > 0;
-    p.nan_rel |= c.nan_rel > 0;
-    p.mismatches += c.mismatches;
+    r0.read(b, n, x);
+    r1.read(b, n, y);
+    k.diff_block(x, y, n, abs, rel);
+    add_block(pass, abs, rel, n, st, p);
     if (pass.whole_tensor_metrics)
       for (int64_t i = 0; i < n; ++i) {
         const double d = x[i] - y[i];
@@ -148,36 +253,18 @@ void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int
         p.max0 = x[i] > p.max0 ? x[i] : p.max0;
         p.nan0 |= x[i] != x[i];
       }
-    if (!pass.profile) continue;
-    for (int64_t i = 0; i < n; ++i) {
-      ++abs_hist[static_cast<size_t>(exponent_bin(abs[i]))];
-      ++rel_hist[static_cast<size_t>(exponent_bin(rel[i]))];
-    }
-    if (pass.heat_rows == 0) continue;
-    for (int64_t i = 0; i < n; ++i) {
-      float& cell = heat[static_cast<size_t>(pass.cell_row[static_cast<size_t>(h)] *
-                                                 pass.heat_cols +
-                                             pass.cell_col[static_cast<size_t>(w)])];
-      const float v = abs[i] != abs[i] ? std::numeric_limits<float>::infinity()
-                                       : static_cast<float>(abs[i]);
-      if (v > cell) cell = v;
-      if (++w == pass.cols) {
-        w = 0;
-        if (++h == pass.rows) h = 0;
-      }
-    }
   }
-  p.sum_abs = sum_abs.total();
-  p.sum_rel = sum_rel.total();
+  p.sum_abs = st.sum_abs.total();
+  p.sum_rel = st.sum_rel.total();
   if (!pass.profile) return;
   // Counts and maxima do not depend on the order of merging.
   std::lock_guard<std::mutex> lock(pass.merge_mutex);
   ErrorProfile& out = *pass.out_profile;
-  for (size_t i = 0; i < abs_hist.size(); ++i) {
-    out.abs_hist[i] += abs_hist[i];
-    out.rel_hist[i] += rel_hist[i];
+  for (size_t i = 0; i < st.abs_hist.size(); ++i) {
+    out.abs_hist[i] += st.abs_hist[i];
+    out.rel_hist[i] += st.rel_hist[i];
   }
-  for (size_t i = 0; i < heat.size(); ++i) out.heat[i] = std::max(out.heat[i], heat[i]);
+  for (size_t i = 0; i < st.heat.size(); ++i) out.heat[i] = std::max(out.heat[i], st.heat[i]);
 }
 
 bool stat_failed(double value, double tolerance) { return std::isnan(value) || value > tolerance; }
@@ -197,6 +284,10 @@ void set_heat_geometry(Pass& pass, const Shape& shape, ErrorProfile& profile) {
   pass.heat_rows = std::min<int64_t>(pass.rows, ErrorProfile::kHeatCells);
   for (int64_t w = 0; w < pass.cols; ++w)
     pass.cell_col.push_back(static_cast<int32_t>(w * pass.heat_cols / pass.cols));
+  pass.cell_end.assign(static_cast<size_t>(pass.heat_cols), pass.cols);
+  for (int64_t w = pass.cols - 1; w > 0; --w)
+    if (pass.cell_col[static_cast<size_t>(w)] != pass.cell_col[static_cast<size_t>(w - 1)])
+      pass.cell_end[static_cast<size_t>(pass.cell_col[static_cast<size_t>(w - 1)])] = w;
   for (int64_t h = 0; h < pass.rows; ++h)
     pass.cell_row.push_back(static_cast<int32_t>(h * pass.heat_rows / pass.rows));
   profile.rows = pass.rows;

@@ -3,12 +3,18 @@
 // (NaN, infinities, empty, integer and bool outputs), and agreement with CompareFunc.simple.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <random>
 #include <limits>
 #include <sstream>
 
 #include "comparator/compare.h"
+#include "comparator/compare_internal.h"
 #include "comparator/format.h"
+#include "comparator/numeric.h"
+#include "comparator/stats.h"
 #include "comparator/tensor_error.h"
 #include "core/thread_pool.h"
 #include "support/test_util.h"
@@ -265,6 +271,64 @@ TEST(Metrics, ProfileCountsEveryElementAndFindsTheHotCell) {
   for (size_t i = 0; i + 1 < s.profile.heat.size(); ++i)
     others = std::max(others, s.profile.heat[i]);
   EXPECT_EQ(others, 0.0f);
+}
+
+// The error histograms and heatmap against a plain restatement (per element: its exponent's bin,
+// its cell's maximum), for float32 pairs (computed in float32) and float64 ones, with zeros,
+// NaNs, infinities, tiny and huge errors, and last dims that do not divide into the cells.
+TEST(Metrics, ProfileMatchesAPlainRestatement) {
+  std::mt19937 rng(23);
+  for (const DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+    for (const Shape& shape : {Shape{3, 37, 45}, Shape{70, 1030}, Shape{5, 7}, Shape{2, 3000}}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + shape_str(shape));
+      const int64_t n = shape_numel(shape);
+      std::vector<double> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        x[static_cast<size_t>(i)] = static_cast<double>(rng() % 1000) / 10.0;
+        double e = 0;
+        switch (rng() % 8) {
+          case 0: e = 0; break;
+          case 1: e = std::ldexp(1.0, -static_cast<int>(rng() % 60)); break;
+          case 2: e = std::ldexp(1.0, static_cast<int>(rng() % 30)); break;
+          case 3: e = rng() % 2 ? INFINITY : NAN; break;
+          default: e = static_cast<double>(rng() % 100) * 1e-3; break;
+        }
+        y[static_cast<size_t>(i)] = x[static_cast<size_t>(i)] + e;
+      }
+      const Tensor a = cast_tensor(Tensor::from_vector<double>(shape, x), dtype);
+      const Tensor b = cast_tensor(Tensor::from_vector<double>(shape, y), dtype);
+      TensorCompareOptions o;
+      o.with_profile = true;
+      const TensorErrorStats s = compare_tensors("out", a, b, o);
+      // Plain: the differences as the comparator defines them, then bins and cells one by one.
+      const DiffRules rules(dtype, dtype, false);
+      const NumArray xa = to_num_array(a), ya = to_num_array(b);
+      std::array<int64_t, ErrorProfile::kBins> abs_hist{}, rel_hist{};
+      const auto bin = [](double v) {
+        if (v == 0) return 0;
+        if (!std::isfinite(v)) return ErrorProfile::kBins - 1;
+        const int e = std::ilogb(v);
+        return 1 + std::clamp(e, ErrorProfile::kMinExponent, ErrorProfile::kMaxExponent) -
+               ErrorProfile::kMinExponent;
+      };
+      const int64_t cols = shape.back(), rows = shape[shape.size() - 2];
+      const int64_t hc = std::min<int64_t>(cols, ErrorProfile::kHeatCells);
+      const int64_t hr = std::min<int64_t>(rows, ErrorProfile::kHeatCells);
+      std::vector<float> heat(static_cast<size_t>(hr * hc), 0.0f);
+      for (int64_t i = 0; i < n; ++i) {
+        double d = 0, r = 0;
+        rules.diff(xa.values[static_cast<size_t>(i)], ya.values[static_cast<size_t>(i)], d, r);
+        ++abs_hist[static_cast<size_t>(bin(d))];
+        ++rel_hist[static_cast<size_t>(bin(r))];
+        const int64_t w = i % cols, h = (i / cols) % rows;
+        float& cell = heat[static_cast<size_t>((h * hr / rows) * hc + w * hc / cols)];
+        cell = std::max(cell, std::isnan(d) ? INFINITY : static_cast<float>(d));
+      }
+      EXPECT_EQ(s.profile.abs_hist, abs_hist);
+      EXPECT_EQ(s.profile.rel_hist, rel_hist);
+      EXPECT_EQ(s.profile.heat, heat);
+    }
+  }
 }
 
 TEST(CompareFuncMetrics, DistanceAndQualityReportAndDecide) {
