@@ -152,23 +152,37 @@ void add_to_histogram(const T* v, int64_t n, std::array<int64_t, ErrorProfile::k
     hist[static_cast<size_t>(b)] += counts[0][b] + counts[1][b] + counts[2][b] + counts[3][b];
 }
 
-// The largest of n values for the heatmap, NaN counted as infinity.
+// The heatmap cells of n values from row h, column w (advanced past them): a row's values fall
+// into its cells in runs (the cells split the last dim into equal parts), so each run's maximum
+// (NaN counted as infinity) updates its cell once.
 template <typename T>
-__attribute__((always_inline)) inline float run_max_body(const T* v, int64_t n) {
-  float m = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = v[i] != v[i] ? std::numeric_limits<float>::infinity() : static_cast<float>(v[i]);
-    m = x > m ? x : m;
+__attribute__((always_inline)) inline void heat_body(const T* v, int64_t n, const Pass& pass,
+                                                     float* heat, int64_t& w, int64_t& h) {
+  for (int64_t i = 0; i < n;) {
+    const int32_t c = pass.cell_col[static_cast<size_t>(w)];
+    const int64_t len = std::min(n - i, pass.cell_end[static_cast<size_t>(c)] - w);
+    float m = 0;
+    for (int64_t k = i; k < i + len; ++k) {
+      const float x =
+          v[k] != v[k] ? std::numeric_limits<float>::infinity() : static_cast<float>(v[k]);
+      m = x > m ? x : m;
+    }
+    float& cell = heat[pass.cell_row[static_cast<size_t>(h)] * pass.heat_cols + c];
+    cell = std::max(cell, m);
+    i += len;
+    if ((w += len) == pass.cols) {
+      w = 0;
+      if (++h == pass.rows) h = 0;
+    }
   }
-  return m;
 }
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) float run_max(const float* v,
-                                                                                   int64_t n) {
-  return run_max_body(v, n);
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void add_heat(
+    const float* v, int64_t n, const Pass& pass, float* heat, int64_t& w, int64_t& h) {
+  heat_body(v, n, pass, heat, w, h);
 }
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) float run_max(const double* v,
-                                                                                   int64_t n) {
-  return run_max_body(v, n);
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void add_heat(
+    const double* v, int64_t n, const Pass& pass, float* heat, int64_t& w, int64_t& h) {
+  heat_body(v, n, pass, heat, w, h);
 }
 
 // What a chunk's blocks add up, in the differences' type (float32 pairs stay in float32).
@@ -198,22 +212,7 @@ void add_block(Pass& pass, const T* abs, const T* rel, int64_t n, ChunkState& st
   if (!pass.profile) return;
   add_to_histogram(abs, n, st.abs_hist);
   add_to_histogram(rel, n, st.rel_hist);
-  if (pass.heat_rows == 0) return;
-  // A row's elements fall into its cells in runs (the cells split the last dim into equal
-  // parts): the maximum of a run, then one update of its cell.
-  for (int64_t i = 0; i < n;) {
-    const int32_t c = pass.cell_col[static_cast<size_t>(st.w)];
-    const int64_t len = std::min(n - i, pass.cell_end[static_cast<size_t>(c)] - st.w);
-    float& cell = st.heat[static_cast<size_t>(pass.cell_row[static_cast<size_t>(st.h)] *
-                                                  pass.heat_cols +
-                                              c)];
-    cell = std::max(cell, run_max(abs + i, len));
-    i += len;
-    if ((st.w += len) == pass.cols) {
-      st.w = 0;
-      if (++st.h == pass.rows) st.h = 0;
-    }
-  }
+  if (pass.heat_rows > 0) add_heat(abs, n, pass, st.heat.data(), st.w, st.h);
 }
 
 void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int64_t begin,
