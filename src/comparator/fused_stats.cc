@@ -25,7 +25,7 @@ using radix::key_of;
 using radix::StreamInfo;
 using radix::value_of_key;
 
-// The sum lanes alone (the same additions as sums_body's first lanes).
+// The sum lanes alone (the same additions as kernels::scan_block's sums).
 template <typename T>
 __attribute__((always_inline)) inline void sum_body(const T* v, int64_t n, double shift,
                                                     double* lane) {
@@ -102,13 +102,14 @@ void fold_block(const T* v, int64_t begin, int64_t n, const Extremes<T>& e, Part
         break;
       }
   if (e.has_nan) return;  // a NaN makes min and max NaN: the block's extremes do not matter
+  // e.min and e.max are values of the block (a zero of either sign matches both).
   if (p.argmin < 0 || e.min < p.min) {
     const int64_t i = first_equal(v, n, e.min);
-    p.min = static_cast<double>(v[i]), p.argmin = begin + i;
+    if (i >= 0) p.min = static_cast<double>(v[i]), p.argmin = begin + i;
   }
   if (p.argmax < 0 || e.max > p.max) {
     const int64_t i = first_equal(v, n, e.max);
-    p.max = static_cast<double>(v[i]), p.argmax = begin + i;
+    if (i >= 0) p.max = static_cast<double>(v[i]), p.argmax = begin + i;
   }
 }
 
@@ -148,36 +149,36 @@ double interpolate(Position p, int64_t n, const std::map<int64_t, uint64_t>& key
   return p.t >= 0.5 ? b - diff * (1 - p.t) : a + diff * p.t;
 }
 
-// The keys of every sample_stride-th block of one stream, read in parallel (each sampled block
-// has its own place).
-template <typename K>
+// The keys of every sample_stride-th block of the streams with ranks (32-bit keys for float32
+// streams, 64-bit ones otherwise), read in parallel: each sampled block has its own place.
 void read_sample(const StreamSource& src, const std::vector<StreamInfo>& info,
                  const std::vector<std::vector<int64_t>>& ranks,
-                 std::vector<std::vector<K>>& sample) {
+                 std::vector<std::vector<uint32_t>>& sample32,
+                 std::vector<std::vector<uint64_t>>& sample) {
   const size_t ns = info.size();
   const int64_t n = src.size();
   const int64_t step = radix::sample_stride(n) * kStatsBlock;
   const int64_t blocks = (n + step - 1) / step;
-  const int64_t last = std::min(kStatsBlock, n - (blocks - 1) * step);
-  bool any = false;
+  const auto size = static_cast<size_t>((blocks - 1) * kStatsBlock +
+                                        std::min(kStatsBlock, n - (blocks - 1) * step));
   for (size_t s = 0; s < ns; ++s) {
-    const bool mine = !ranks[s].empty() && (sizeof(K) == 4) == info[s].single;
-    if (mine) sample[s].resize(static_cast<size_t>((blocks - 1) * kStatsBlock + last));
-    any |= mine;
+    if (ranks[s].empty()) continue;
+    if (info[s].single) sample32[s].resize(size);
+    else sample[s].resize(size);
   }
-  if (!any) return;
   parallel_for(blocks, 16, [&](int64_t first, int64_t end) {
     auto b = std::make_unique_for_overwrite<StreamBlock>();
     for (int64_t k = first; k < end; ++k) {
       const int64_t m = std::min(kStatsBlock, n - k * step);
       src.read(k * step, m, *b);
       for (size_t s = 0; s < ns; ++s) {
-        if (sample[s].empty()) continue;
-        K* out = sample[s].data() + k * kStatsBlock;
-        if constexpr (sizeof(K) == 4)
+        if (!sample32[s].empty()) {
+          uint32_t* out = sample32[s].data() + k * kStatsBlock;
           for (int64_t i = 0; i < m; ++i) out[i] = key_of(b->f[s][i]);
-        else
+        } else if (!sample[s].empty()) {
+          uint64_t* out = sample[s].data() + k * kStatsBlock;
           for (int64_t i = 0; i < m; ++i) out[i] = key_of(b->d[s][i]);
+        }
       }
     }
   });
@@ -197,8 +198,7 @@ std::vector<radix::Bracket> sample_brackets(const StreamSource& src,
   // 32-bit keys for float32 streams: half the memory, and their selections twice as fast.
   std::vector<std::vector<uint64_t>> sample(ns);
   std::vector<std::vector<uint32_t>> sample32(ns);
-  read_sample(src, info, ranks, sample32);
-  read_sample(src, info, ranks, sample);
+  read_sample(src, info, ranks, sample32, sample);
   parallel_for(static_cast<int64_t>(ns), 1, [&](int64_t first, int64_t last) {
     for (size_t s = static_cast<size_t>(first); s < static_cast<size_t>(last); ++s)
       if (!ranks[s].empty())

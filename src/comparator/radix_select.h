@@ -136,9 +136,9 @@ class BracketFound {
 
   const Bracket& bracket_;
   std::vector<int64_t> counts_;  // per interval: keys below it, in it, at its low end
-  // Per interval, the keys strictly between its ends, in any order, in buffers of fixed size:
-  // keys32_ for float32 streams (32-bit keys select twice as fast as 64-bit ones), keys_
-  // otherwise.
+  // Per interval, the keys it keeps (strictly between its ends, or all for whole intervals), in
+  // any order, in buffers of fixed size: keys32_ for float32 streams (32-bit keys select twice
+  // as fast as 64-bit ones), keys_ otherwise.
   std::vector<std::unique_ptr<uint32_t[]>> keys32_;
   std::vector<std::unique_ptr<uint64_t[]>> keys_;
   std::unique_ptr<std::atomic<int64_t>[]> used_;
@@ -158,7 +158,6 @@ Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,
                             const std::vector<int64_t>& ranks, bool single);
 Bracket bracket_from_sample(std::vector<uint32_t>& sample, int64_t n,
                             const std::vector<int64_t>& ranks, bool single);
-
 
 // The keys at the wanted ranks (ascending, distinct) of every stream. first_level[s] is a
 // histogram of the top kRadixBits key bits already counted, or empty: then a small stream is
