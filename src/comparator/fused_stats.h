@@ -6,7 +6,8 @@
 // Order statistics are exact, found by radix selection on order-preserving integer keys of the
 // values (uint32 for float32 kinds, uint64 otherwise): a strided sample taken before the fused
 // pass brackets each wanted rank with a key interval; the fused pass counts the keys below each
-// interval and gathers those inside, and nth_element on them gives the rank. A rank the sample
+// interval and gathers those inside (the per-block kernels are in block_kernels.h), and a digit
+// histogram and nth_element on them give the rank. A rank the sample
 // misplaced falls back to radix selection (a histogram of the top 16 key bits, then gathering or
 // refining the buckets that hold it). Nothing depends on the thread count: sums run in 16 lanes
 // per 64 Ki-element chunk, combined in chunk order; counts and gathered keys do not depend on
