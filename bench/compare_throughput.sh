@@ -26,7 +26,7 @@ for size in 16777216 1073741824; do
   for threads in 1 2; do
     rounds=$(mktemp)
     for r in $(seq "$ROUNDS"); do round "$size" "$threads" | sed "s/^/$r /"; done > "$rounds"
-    for bench in CompareTensors CompareTensorsProfile CompareFuncSimple; do
+    for bench in CompareTensors CompareTensorsProfile CompareFuncSimple CompareFuncSimpleHalf; do
       # Per round: copy ms, comparison ms, their ratio; medians over the rounds.
       awk -v b="BM_$bench" '$2 == "BM_Copy" { c[$1] = $3 } $2 == b { t[$1] = $3 }
         END { for (r in t) print c[r], t[r], c[r] / t[r] }' "$rounds" > "$rounds.$bench"

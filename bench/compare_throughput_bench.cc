@@ -6,6 +6,7 @@
 //   CompareFuncSimple      Polygraphy's CompareFunc.simple with its report lines (logging off):
 //                          statistics, median and p90/p95/p99 of both outputs and both
 //                          differences (one fused pass plus radix selection passes)
+//   CompareFuncSimpleHalf  the same with out0 in float16 (bytes counted as for float32)
 //
 //   build/bench/compare_throughput_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
@@ -15,6 +16,7 @@
 #include <map>
 
 #include "comparator/compare.h"
+#include "comparator/numeric.h"
 #include "comparator/tensor_error.h"
 #include "core/logger.h"
 #include "core/thread_pool.h"
@@ -104,6 +106,29 @@ void BM_CompareFuncSimple(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 2 * state.range(0));
 }
 
+// A float16 output (an engine running in half precision) against the float32 reference: the
+// kinds differ, so the general path (not the float32-pair kernels) runs.
+void BM_CompareFuncSimpleHalf(benchmark::State& state) {
+  const auto& [a, b] = outputs(state.range(0));
+  static std::map<int64_t, Tensor> halves;
+  if (!halves.count(state.range(0))) halves.emplace(state.range(0), cast_tensor(a, DataType::kFloat16));
+  const Tensor& half = halves.at(state.range(0));
+  set_num_threads(static_cast<int>(state.range(1)));
+  IterationResult r0{{}, std::nullopt, "r0"}, r1{{}, std::nullopt, "r1"};
+  r0.outputs.set("out", half);
+  r1.outputs.set("out", b);
+  const CompareFunc compare = compare_func::simple();
+  const Severity previous = logger().severity();
+  logger().set_severity(Severity::kCritical);
+  for (auto _ : state) {
+    IterationCompareResult r = compare(r0, r1);
+    benchmark::DoNotOptimize(r);
+  }
+  logger().set_severity(previous);
+  set_num_threads(0);
+  state.SetBytesProcessed(state.iterations() * 2 * state.range(0));
+}
+
 constexpr int64_t k16MiB = int64_t{16} << 20;
 constexpr int64_t k1GiB = int64_t{1} << 30;
 
@@ -121,6 +146,10 @@ BENCHMARK(BM_CompareTensorsProfile)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_CompareFuncSimple)
+    ->ArgsProduct({{k16MiB, k1GiB}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_CompareFuncSimpleHalf)
     ->ArgsProduct({{k16MiB, k1GiB}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

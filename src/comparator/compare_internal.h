@@ -41,8 +41,9 @@ struct DiffRules {
   NumKind kind0, kind1, abs_kind, rel_kind;
   bool both_bool, ref_floating, abs_f32, rel_f32, infinities_equal;
   double epsilon;  // what an exact zero of out1 becomes
-  // Both float32: differences computed in float32 directly (float32 division and subtraction
-  // round correctly, so this equals the double computation rounded to float32).
+  // Both float32 after cast_up (float32, float16, bfloat16, float8): differences computed in
+  // float32 directly (float32 division and subtraction round correctly, so this equals the
+  // double computation rounded to float32).
   bool float_pair = false;
 
   // One element (for the first element's shift and small arrays).
@@ -60,10 +61,16 @@ class ElementReader {
  public:
   explicit ElementReader(const Tensor& t);
   void read(int64_t begin, int64_t n, double* out) const;
+  // Floating types that cast up to float32 only: the elements as float32, in place for float32,
+  // else converted into scratch (room for n).
+  const float* read_f32(int64_t begin, int64_t n, float* scratch) const;
+  // Asks for the memory of elements [begin, begin + n) to be fetched into the caches.
+  void prefetch(int64_t begin, int64_t n) const;
 
  private:
   DataType dtype_;
   const void* data_;
+  int64_t size_;
   std::vector<double> converted_;
 };
 
@@ -88,8 +95,6 @@ class PairStreams : public StreamSource {
  private:
   const DiffRules& rules_;
   ElementReader r0_, r1_;
-  const float* f0_ = nullptr;
-  const float* f1_ = nullptr;
   int64_t size_;
   bool with_outputs_;
   double abs_tol_, rel_tol_;  // in the differences' precision, as NumPy compares them

@@ -6,6 +6,8 @@
 
 #include "comparator/compare_internal.h"
 #include "comparator/numeric.h"
+#include "core/error.h"
+#include "core/float_types.h"
 
 namespace parity {
 
@@ -105,7 +107,7 @@ DiffRules::DiffRules(DataType dtype0, DataType dtype1, bool inf_equal)
   rel_f32 = rel_kind == NumKind::kFloat32;
   epsilon = round_to_kind(kZeroEpsilon, kind1);
   infinities_equal = inf_equal;
-  float_pair = dtype0 == DataType::kFloat32 && dtype1 == DataType::kFloat32;
+  float_pair = kind0 == NumKind::kFloat32 && kind1 == NumKind::kFloat32;
 }
 
 void DiffRules::diff(double x, double y, double& abs, double& rel) const {
@@ -128,7 +130,8 @@ void DiffRules::diff_block(const float* x, const float* y, int64_t n, float* abs
   diff_count_f32(*this, x, y, n, 0, 0, abs, rel, counted);
 }
 
-ElementReader::ElementReader(const Tensor& t) : dtype_(t.dtype()), data_(t.raw_data()) {
+ElementReader::ElementReader(const Tensor& t)
+    : dtype_(t.dtype()), data_(t.raw_data()), size_(t.numel()) {
   if (dtype_ == DataType::kInt4 || dtype_ == DataType::kUInt4) {
     converted_ = tensor_to_doubles(t);
     data_ = converted_.data();
@@ -159,6 +162,39 @@ void ElementReader::read(int64_t begin, int64_t n, double* out) const {
   }
 }
 
+const float* ElementReader::read_f32(int64_t begin, int64_t n, float* scratch) const {
+  const auto narrow = [&](auto type) {
+    using T = decltype(type);
+    const T* p = static_cast<const T*>(data_) + begin;
+    for (int64_t i = 0; i < n; ++i) scratch[i] = p[i].to_float();
+    return scratch;
+  };
+  switch (dtype_) {
+    case DataType::kFloat32: return static_cast<const float*>(data_) + begin;
+    case DataType::kFloat16:
+      float16_to_float(static_cast<const float16*>(data_) + begin, n, scratch);
+      return scratch;
+    case DataType::kBFloat16: return narrow(bfloat16{});
+    case DataType::kFloat8E4M3FN: return narrow(float8e4m3fn{});
+    case DataType::kFloat8E4M3FNUZ: return narrow(float8e4m3fnuz{});
+    case DataType::kFloat8E5M2: return narrow(float8e5m2{});
+    case DataType::kFloat8E5M2FNUZ: return narrow(float8e5m2fnuz{});
+    default: break;
+  }
+  fail("ElementReader::read_f32 on {} elements: only types that cast up to float32 read as "
+       "float32",
+       dtype_name(dtype_));
+}
+
+void ElementReader::prefetch(int64_t begin, int64_t n) const {
+  // int4/uint4 were converted to doubles (dtype_ says float64 then).
+  const auto bytes = static_cast<int64_t>(dtype_bits(dtype_) / 8);
+  if (bytes <= 0) return;
+  n = std::min(n, size_ - begin);
+  const char* p = static_cast<const char*>(data_) + begin * bytes;
+  for (int64_t at = 0; at < n * bytes; at += 64) __builtin_prefetch(p + at);
+}
+
 PairStreams::PairStreams(const Tensor& out0, const Tensor& out1, const DiffRules& rules,
                          bool with_outputs, double atol, double rtol)
     : rules_(rules),
@@ -167,12 +203,7 @@ PairStreams::PairStreams(const Tensor& out0, const Tensor& out1, const DiffRules
       size_(out0.numel()),
       with_outputs_(with_outputs),
       abs_tol_(round_to_kind(atol, rules.abs_kind)),
-      rel_tol_(round_to_kind(rtol, rules.rel_kind)) {
-  if (rules.float_pair) {
-    f0_ = out0.data<float>();
-    f1_ = out1.data<float>();
-  }
-}
+      rel_tol_(round_to_kind(rtol, rules.rel_kind)) {}
 
 NumKind PairStreams::kind(int stream) const {
   const int diff = stream - (with_outputs_ ? 2 : 0);
@@ -183,9 +214,9 @@ NumKind PairStreams::kind(int stream) const {
 
 void PairStreams::read(int64_t begin, int64_t n, StreamBlock& b) const {
   const int a = abs_stream(), r = rel_stream();
-  if (f0_) {
-    const float* x = f0_ + begin;
-    const float* y = f1_ + begin;
+  if (rules_.float_pair) {
+    const float* x = r0_.read_f32(begin, n, b.fx);
+    const float* y = r1_.read_f32(begin, n, b.fy);
     if (with_outputs_) b.f[0] = x, b.f[1] = y;
     diff_count_f32(rules_, x, y, n, static_cast<float>(abs_tol_), static_cast<float>(rel_tol_),
                    b.fbuf[a], b.fbuf[r], b.counted);
@@ -211,18 +242,14 @@ void PairStreams::read(int64_t begin, int64_t n, StreamBlock& b) const {
 }
 
 void PairStreams::prefetch(int64_t begin, int64_t n) const {
-  if (!f0_) return;
-  n = std::min(n, size_ - begin);
-  for (int64_t i = 0; i < n; i += 64 / sizeof(float)) {
-    __builtin_prefetch(f0_ + begin + i);
-    __builtin_prefetch(f1_ + begin + i);
-  }
+  r0_.prefetch(begin, n);
+  r1_.prefetch(begin, n);
 }
 
 void PairStreams::count(const StreamBlock& b, int64_t n, int64_t* counts) const {
   const int a = abs_stream(), r = rel_stream();
   const bool zeros = with_outputs_ && rules_.ref_floating;
-  if (f0_) {  // the common case: counted by read (the tolerances are float32 values here)
+  if (rules_.float_pair) {  // counted by read (the tolerances are float32 values here)
     counts[0] += b.counted[0];
     if (zeros) counts[1] += b.counted[1];
     return;

@@ -36,6 +36,8 @@ struct StreamBlock {
   alignas(64) double dbuf[kMaxStreams][kStatsBlock];
   alignas(64) double x[kStatsBlock];  // scratch for sources
   alignas(64) double y[kStatsBlock];
+  alignas(64) float fx[kStatsBlock];
+  alignas(64) float fy[kStatsBlock];
   int64_t counted[2] = {0, 0};  // what a source counts while reading, for its count()
 };
 

@@ -96,10 +96,8 @@ struct Pass {
   double shift_abs = 0, shift_rel = 0;
   bool elemwise_ratio = false;
   bool whole_tensor_metrics = false;  // L2, cosine, PSNR, SNR
-  // Both float32 and nothing needs the inputs themselves: read them in place.
+  // Both float32 after cast_up and nothing needs the inputs in double: read them as float32.
   bool float_inputs = false;
-  const float* f0 = nullptr;
-  const float* f1 = nullptr;
   bool profile = false;
   int64_t cols = 1, rows = 1, heat_rows = 0, heat_cols = 0;
   std::vector<int32_t> cell_col;  // heat column of each position in the last dim
@@ -218,7 +216,7 @@ void add_block(Pass& pass, const T* abs, const T* rel, int64_t n, ChunkState& st
 void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int64_t begin,
                int64_t end, Partial& p) {
   double x[kBlock], y[kBlock], abs[kBlock], rel[kBlock];
-  float fabs[kBlock], frel[kBlock];
+  float fx[kBlock], fy[kBlock], fabs[kBlock], frel[kBlock];
   const DiffRules& k = pass.kinds;
   ChunkState st;
   st.heat.assign(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
@@ -230,11 +228,9 @@ void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int
     const int64_t n = std::min(kBlock, end - b);
     if (pass.float_inputs) {
       // The next block is requested now, so that it arrives while this one is worked on.
-      for (int64_t i = 0; b + n + i < end && i < kBlock; i += 64 / sizeof(float)) {
-        __builtin_prefetch(pass.f0 + b + n + i);
-        __builtin_prefetch(pass.f1 + b + n + i);
-      }
-      k.diff_block(pass.f0 + b, pass.f1 + b, n, fabs, frel);
+      if (b + n < end) r0.prefetch(b + n, std::min(kBlock, end - b - n));
+      if (b + n < end) r1.prefetch(b + n, std::min(kBlock, end - b - n));
+      k.diff_block(r0.read_f32(b, n, fx), r1.read_f32(b, n, fy), n, fabs, frel);
       add_block(pass, fabs, frel, n, st, p);
       continue;
     }
@@ -383,12 +379,7 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
   pass.rel_tol = round_to_kind(rtol, kinds.rel_kind);
   pass.elemwise_ratio = options.metric == CompareMetric::kSimple && stat == ErrorStat::kElemwise;
   pass.whole_tensor_metrics = options.metric != CompareMetric::kSimple;
-  if (out0.dtype() == DataType::kFloat32 && out1.dtype() == DataType::kFloat32 &&
-      !pass.whole_tensor_metrics) {
-    pass.float_inputs = true;
-    pass.f0 = out0.data<float>();
-    pass.f1 = out1.data<float>();
-  }
+  pass.float_inputs = kinds.float_pair && !pass.whole_tensor_metrics;
   pass.profile = options.with_profile;
   pass.inv_abs_tol = inverse_tolerance(pass.abs_tol);
   pass.inv_rel_tol = inverse_tolerance(pass.rel_tol);

@@ -162,6 +162,28 @@ float16 float16::from_float(float f) { return from_double(f); }
 float16 float16::from_double(double d) { return float16{ieee16_from_double(d, kHalf)}; }
 float float16::to_float() const { return ieee16_to_float(bits, kHalf); }
 
+namespace {
+
+// A normal half's exponent is rebiased (127 - 15) and its fraction moved up 13 bits; a subnormal
+// is its fraction times 2^-24 (an integer conversion and an exact product); infinity and NaN
+// keep exponent 255 and the payload, NaN made quiet, as ieee16_to_float.
+__attribute__((always_inline)) inline float half_bits_to_float(uint16_t h) {
+  const uint32_t em = h & 0x7FFFu;
+  const uint32_t normal = (em << 13) + ((127u - 15u) << 23);
+  const uint32_t subnormal = std::bit_cast<uint32_t>(static_cast<float>(em) * 0x1p-24f);
+  uint32_t u = em < 0x0400u ? subnormal : normal;
+  u = em >= 0x7C00u ? (0x7F800000u | (em << 13)) : u;
+  u = em > 0x7C00u ? (u | 0x00400000u) : u;
+  return std::bit_cast<float>(u | (static_cast<uint32_t>(h & 0x8000u) << 16));
+}
+
+}  // namespace
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+float16_to_float(const float16* in, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = half_bits_to_float(in[i].bits);
+}
+
 bfloat16 bfloat16::from_float(float f) {
   // The top half of a float is a bfloat16: round the bottom half away, to nearest even.
   uint32_t b = std::bit_cast<uint32_t>(f);

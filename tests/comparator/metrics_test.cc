@@ -274,11 +274,13 @@ TEST(Metrics, ProfileCountsEveryElementAndFindsTheHotCell) {
 }
 
 // The error histograms and heatmap against a plain restatement (per element: its exponent's bin,
-// its cell's maximum), for float32 pairs (computed in float32) and float64 ones, with zeros,
-// NaNs, infinities, tiny and huge errors, and last dims that do not divide into the cells.
+// its cell's maximum), for pairs computed in float32 (float32, float16, bfloat16) and float64
+// ones, with zeros, NaNs, infinities, tiny and huge errors, and last dims that do not divide into
+// the cells.
 TEST(Metrics, ProfileMatchesAPlainRestatement) {
   std::mt19937 rng(23);
-  for (const DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+  for (const DataType dtype :
+       {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16}) {
     for (const Shape& shape : {Shape{3, 37, 45}, Shape{70, 1030}, Shape{5, 7}, Shape{2, 3000}}) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + shape_str(shape));
       const int64_t n = shape_numel(shape);

@@ -215,6 +215,19 @@ TEST(Float16, EveryPatternRoundTrips) {
   }
 }
 
+// The bulk conversion gives to_float's bits for every pattern (runs of odd lengths, so that the
+// vector loops' tails are used too).
+TEST(Float16, BulkConversionMatchesToFloatForEveryPattern) {
+  std::vector<float16> all(65536);
+  for (uint32_t b = 0; b < 65536; ++b) all[b] = float16::from_bits(static_cast<uint16_t>(b));
+  std::vector<float> got(all.size());
+  for (size_t at = 0; at < all.size(); at += 1021)
+    float16_to_float(all.data() + at, static_cast<int64_t>(std::min<size_t>(1021, all.size() - at)),
+                     got.data() + at);
+  for (uint32_t b = 0; b < 65536; ++b)
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[b]), std::bit_cast<uint32_t>(all[b].to_float())) << b;
+}
+
 TEST(BFloat16, EveryPatternRoundTrips) {
   for (uint32_t b = 0; b < 65536; ++b) {
     bfloat16 h = bfloat16::from_bits(static_cast<uint16_t>(b));
