@@ -85,6 +85,19 @@ __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void diff_co
     diff_pair_body<false>(x, y, n, eps, abs_tol, rel_tol, abs, rel, counted);
 }
 
+// The general path's counts: elements beyond both tolerances and the reference's exact zeros.
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void count_f64(
+    const double* abs, const double* rel, const double* ref, int64_t n, double abs_tol,
+    double rel_tol, int64_t* counted) {
+  int64_t beyond = 0, zeros = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    beyond += !(abs[i] <= abs_tol) & !(rel[i] <= rel_tol);
+    zeros += ref[i] == 0;
+  }
+  counted[0] = beyond;
+  counted[1] = zeros;
+}
+
 template <typename T>
 void widen(const void* data, int64_t begin, int64_t n, double* out) {
   const T* p = static_cast<const T*>(data) + begin;
@@ -227,6 +240,7 @@ void PairStreams::read(int64_t begin, int64_t n, StreamBlock& b) const {
   r0_.read(begin, n, b.x);
   r1_.read(begin, n, b.y);
   rules_.diff_block(b.x, b.y, n, b.dbuf[a], b.dbuf[r]);
+  count_f64(b.dbuf[a], b.dbuf[r], b.y, n, abs_tol_, rel_tol_, b.counted);
   // Streams of float32 kinds are read as float (their values are exact in float32).
   auto place = [&](int s, const double* v) {
     if (kind(s) != NumKind::kFloat32) {
@@ -247,20 +261,10 @@ void PairStreams::prefetch(int64_t begin, int64_t n) const {
 }
 
 void PairStreams::count(const StreamBlock& b, int64_t n, int64_t* counts) const {
-  const int a = abs_stream(), r = rel_stream();
-  const bool zeros = with_outputs_ && rules_.ref_floating;
-  if (rules_.float_pair) {  // counted by read (the tolerances are float32 values here)
-    counts[0] += b.counted[0];
-    if (zeros) counts[1] += b.counted[1];
-    return;
-  }
-  auto value = [&](int s, int64_t i) {
-    return kind(s) == NumKind::kFloat32 ? static_cast<double>(b.f[s][i]) : b.d[s][i];
-  };
-  for (int64_t i = 0; i < n; ++i)
-    counts[0] += !(value(a, i) <= abs_tol_) & !(value(r, i) <= rel_tol_);
-  if (zeros)
-    for (int64_t i = 0; i < n; ++i) counts[1] += value(1, i) == 0;
+  // Counted by read: beyond both tolerances (compared in the differences' precision) and, with
+  // the outputs of a floating reference, its exact zeros.
+  counts[0] += b.counted[0];
+  if (with_outputs_ && rules_.ref_floating) counts[1] += b.counted[1];
 }
 
 }  // namespace parity
