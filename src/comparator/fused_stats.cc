@@ -149,18 +149,40 @@ double interpolate(Position p, int64_t n, const std::map<int64_t, uint64_t>& key
   return p.t >= 0.5 ? b - diff * (1 - p.t) : a + diff * p.t;
 }
 
-// The keys of every sample_stride-th block of the streams with ranks (32-bit keys for float32
-// streams, 64-bit ones otherwise), read in parallel: each sampled block has its own place.
+// Where the sampled blocks start: one block of kStatsBlock at a pseudo-random place in every
+// window of sample_stride blocks, so that data periodic in a power of two (the channels of
+// 256x256 images, a generator's low bits) cannot line up with the sample and make it unlike
+// the whole. Fixed by n alone: the same data gives the same sample and the same passes.
+std::vector<int64_t> sample_starts(int64_t n) {
+  const int64_t window = radix::sample_stride(n) * kStatsBlock;
+  std::vector<int64_t> starts;
+  uint64_t state = 0;
+  for (int64_t w = 0; w < n; w += window) {
+    const int64_t span = std::min(window, n - w);
+    // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const int64_t room = span - std::min(kStatsBlock, span);
+    starts.push_back(w + static_cast<int64_t>(z % static_cast<uint64_t>(room + 1)));
+  }
+  return starts;
+}
+
+// The keys of the sampled blocks of the streams with ranks (32-bit keys for float32 streams,
+// 64-bit ones otherwise), read in parallel: each sampled block has its own place.
 void read_sample(const StreamSource& src, const std::vector<StreamInfo>& info,
                  const std::vector<std::vector<int64_t>>& ranks,
                  std::vector<std::vector<uint32_t>>& sample32,
                  std::vector<std::vector<uint64_t>>& sample) {
   const size_t ns = info.size();
   const int64_t n = src.size();
-  const int64_t step = radix::sample_stride(n) * kStatsBlock;
-  const int64_t blocks = (n + step - 1) / step;
-  const auto size = static_cast<size_t>((blocks - 1) * kStatsBlock +
-                                        std::min(kStatsBlock, n - (blocks - 1) * step));
+  const std::vector<int64_t> starts = sample_starts(n);
+  const auto blocks = static_cast<int64_t>(starts.size());
+  // Every block but the last is whole.
+  const int64_t last = std::min(kStatsBlock, n - starts.back());
+  const auto size = static_cast<size_t>((blocks - 1) * kStatsBlock + last);
   for (size_t s = 0; s < ns; ++s) {
     if (ranks[s].empty()) continue;
     if (info[s].single) sample32[s].resize(size);
@@ -169,8 +191,8 @@ void read_sample(const StreamSource& src, const std::vector<StreamInfo>& info,
   parallel_for(blocks, 16, [&](int64_t first, int64_t end) {
     auto b = std::make_unique_for_overwrite<StreamBlock>();
     for (int64_t k = first; k < end; ++k) {
-      const int64_t m = std::min(kStatsBlock, n - k * step);
-      src.read(k * step, m, *b);
+      const int64_t at = starts[static_cast<size_t>(k)], m = std::min(kStatsBlock, n - at);
+      src.read(at, m, *b);
       for (size_t s = 0; s < ns; ++s) {
         if (!sample32[s].empty()) {
           uint32_t* out = sample32[s].data() + k * kStatsBlock;
@@ -184,8 +206,8 @@ void read_sample(const StreamSource& src, const std::vector<StreamInfo>& info,
   });
 }
 
-// Brackets around the ranks of every stream too large to gather whole, from every
-// sample_stride-th block of the data.
+// Brackets around the ranks of every stream too large to gather whole, from a sample of one
+// block in every sample_stride.
 std::vector<radix::Bracket> sample_brackets(const StreamSource& src,
                                             const std::vector<StreamInfo>& info,
                                             const std::vector<std::vector<int64_t>>& ranks) {
