@@ -1,6 +1,7 @@
 // Polygraphy's absolute and relative differences (DiffRules) and the block reader of elements
 // of any numeric type, shared by CompareFunc.simple and the layer-wise fused pass.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <type_traits>
 
@@ -187,7 +188,12 @@ const float* ElementReader::read_f32(int64_t begin, int64_t n, float* scratch) c
     case DataType::kFloat16:
       float16_to_float(static_cast<const float16*>(data_) + begin, n, scratch);
       return scratch;
-    case DataType::kBFloat16: return narrow(bfloat16{});
+    case DataType::kBFloat16: {  // the top half of a float32
+      const bfloat16* p = static_cast<const bfloat16*>(data_) + begin;
+      for (int64_t i = 0; i < n; ++i)
+        scratch[i] = std::bit_cast<float>(static_cast<uint32_t>(p[i].bits) << 16);
+      return scratch;
+    }
     case DataType::kFloat8E4M3FN: return narrow(float8e4m3fn{});
     case DataType::kFloat8E4M3FNUZ: return narrow(float8e4m3fnuz{});
     case DataType::kFloat8E5M2: return narrow(float8e5m2{});

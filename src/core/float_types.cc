@@ -167,14 +167,19 @@ namespace {
 // A normal half's exponent is rebiased (127 - 15) and its fraction moved up 13 bits; a subnormal
 // is its fraction times 2^-24 (an integer conversion and an exact product); infinity and NaN
 // keep exponent 255 and the payload, NaN made quiet, as ieee16_to_float.
-__attribute__((always_inline)) inline float half_bits_to_float(uint16_t h) {
-  const uint32_t em = h & 0x7FFFu;
+__attribute__((always_inline)) inline float half_bits_to_float(uint16_t bits) {
+  // Every candidate computed, one selected by masks (no control flow: the loop vectorises).
+  const uint32_t h = bits, em = h & 0x7FFFu;
   const uint32_t normal = (em << 13) + ((127u - 15u) << 23);
-  const uint32_t subnormal = std::bit_cast<uint32_t>(static_cast<float>(em) * 0x1p-24f);
-  uint32_t u = em < 0x0400u ? subnormal : normal;
-  u = em >= 0x7C00u ? (0x7F800000u | (em << 13)) : u;
-  u = em > 0x7C00u ? (u | 0x00400000u) : u;
-  return std::bit_cast<float>(u | (static_cast<uint32_t>(h & 0x8000u) << 16));
+  const uint32_t subnormal =
+      std::bit_cast<uint32_t>(static_cast<float>(static_cast<int32_t>(em)) * 0x1p-24f);
+  const uint32_t special =
+      0x7F800000u | (em << 13) | (static_cast<uint32_t>(em > 0x7C00u) << 22);
+  const uint32_t is_subnormal = 0u - static_cast<uint32_t>(em < 0x0400u);
+  const uint32_t is_special = 0u - static_cast<uint32_t>(em >= 0x7C00u);
+  uint32_t u = (subnormal & is_subnormal) | (normal & ~is_subnormal);
+  u = (special & is_special) | (u & ~is_special);
+  return std::bit_cast<float>(u | ((h & 0x8000u) << 16));
 }
 
 }  // namespace
