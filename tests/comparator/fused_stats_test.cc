@@ -333,7 +333,8 @@ TEST(FusedStats, PairStreamsMatchMaterialisedDifferences) {
     b[static_cast<size_t>(i)] = i % 5 == 0 ? 0.0f : a[static_cast<size_t>(i)] * 1.001f;
   }
   const Tensor t0 = Tensor::from_vector<float>({n}, a);
-  for (DataType other : {DataType::kFloat32, DataType::kFloat16, DataType::kInt32}) {
+  for (DataType other : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
+                         DataType::kFloat8E4M3FN, DataType::kInt32}) {
     SCOPED_TRACE(std::string(dtype_name(other)));
     const Tensor t1 = cast_tensor(Tensor::from_vector<float>({n}, b), other);
     const DiffRules rules(t0.dtype(), t1.dtype(), false);
