@@ -89,62 +89,64 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) Extremes<double> sca
   return scan_body(v, n, shift, l, keys, magnitudes);
 }
 
-// Per interval, the keys below it, in it, at its low end and strictly between its ends
+// One interval's keys below it, in it, at its low end and strictly between its ends
 // (1 <= key - lo < width, as `key - lo - 1 < width - 1` in unsigned arithmetic; an interval
 // narrower than 2 holds nothing strictly between), counted in the key type (a block's counts
-// fit) by loops the compiler vectorises.
+// fit) by a loop the compiler vectorises.
+struct IntervalCounts {
+  int64_t below, inside, at_lo, between;
+};
+
 template <typename K>
-__attribute__((always_inline)) inline void interval_body(const K* keys, int64_t n, K lo, K width,
-                                                         int64_t* counts, int64_t& between) {
+__attribute__((always_inline)) inline IntervalCounts interval_body(const K* keys, int64_t n,
+                                                                   K lo, K width) {
   const K strictly = width >= 2 ? width - 1 : 0;
-  K below = 0, inside = 0, at_lo = 0, hits = 0;
+  K below = 0, inside = 0, at_lo = 0, between = 0;
   for (int64_t i = 0; i < n; ++i) {
     const K d = keys[i] - lo;
     below += keys[i] < lo;
     inside += d <= width;
     at_lo += d == 0;
-    hits += static_cast<K>(d - 1) < strictly;
+    between += static_cast<K>(d - 1) < strictly;
   }
-  counts[0] += static_cast<int64_t>(below);
-  counts[1] += static_cast<int64_t>(inside);
-  counts[2] += static_cast<int64_t>(at_lo);
-  between = static_cast<int64_t>(hits);
+  return {static_cast<int64_t>(below), static_cast<int64_t>(inside), static_cast<int64_t>(at_lo),
+          static_cast<int64_t>(between)};
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void interval_f32(
-    const uint32_t* keys, int64_t n, uint32_t lo, uint32_t width, int64_t* counts,
-    int64_t& between) {
-  interval_body(keys, n, lo, width, counts, between);
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) IntervalCounts interval_f32(
+    const uint32_t* keys, int64_t n, uint32_t lo, uint32_t width) {
+  return interval_body(keys, n, lo, width);
 }
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void interval_f64(
-    const uint64_t* keys, int64_t n, uint64_t lo, uint64_t width, int64_t* counts,
-    int64_t& between) {
-  interval_body(keys, n, lo, width, counts, between);
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) IntervalCounts interval_f64(
+    const uint64_t* keys, int64_t n, uint64_t lo, uint64_t width) {
+  return interval_body(keys, n, lo, width);
 }
 
 template <typename K>
 void interval_portable(const K* keys, int64_t n, const IntervalScan<K>& scan) {
   for (size_t j = 0; j < scan.m; ++j) {
     const K lo = scan.lo[j], width = scan.width[j];
+    IntervalCounts c;
+    if constexpr (sizeof(K) == 4) c = interval_f32(keys, n, lo, width);
+    else c = interval_f64(keys, n, lo, width);
     int64_t* counts = scan.counts + 3 * j;
-    int64_t between = 0, at_lo = counts[2];
-    if constexpr (sizeof(K) == 4) interval_f32(keys, n, lo, width, counts, between);
-    else interval_f64(keys, n, lo, width, counts, between);
-    if (scan.whole) counts[2] = at_lo;  // not counted in this mode
+    counts[0] += c.below;
+    counts[1] += c.inside;
+    if (!scan.whole) counts[2] += c.at_lo;  // whole intervals count nothing at their low end
     if (!scan.kept) continue;
     scan.kept_count[j] = 0;
-    if (!scan.whole && between == 0) continue;
+    if (!scan.whole && c.between == 0) continue;
     // Stored without a branch per key: hits are irregular. Strictly between the ends is
     // 1 <= key - lo < width; the whole interval 0 <= key - lo <= width.
     K* kept = scan.kept[j];
-    int64_t c = 0;
+    int64_t count = 0;
     const K from = scan.whole ? 0 : 1, span = scan.whole ? width : (width >= 2 ? width - 2 : 0);
     const bool none = !scan.whole && width < 2;
     for (int64_t i = 0; i < n && !none; ++i) {
-      kept[c] = keys[i];
-      c += static_cast<K>(keys[i] - lo - from) <= span;
+      kept[count] = keys[i];
+      count += static_cast<K>(keys[i] - lo - from) <= span;
     }
-    scan.kept_count[j] = c;
+    scan.kept_count[j] = count;
   }
 }
 
