@@ -16,7 +16,7 @@
 #include <map>
 
 #include "comparator/compare.h"
-#include "comparator/numeric.h"
+#include "core/numeric.h"
 #include "comparator/tensor_error.h"
 #include "core/logger.h"
 #include "core/thread_pool.h"

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <new>
 
-#include "backend/ref/plugin_api.h"
+#include "backend/plugin_api.h"
 
 namespace {
 

@@ -43,8 +43,14 @@ def register(op, domain="", since_version=1, until_version=None):
 
 
 def load_plugin(path):
-    """Loads a C++ op plugin (a shared library, see docs/plugins.md) and returns its ops."""
-    return _parity.load_plugin(path)
+    """Loads a plugin library (docs/plugins.md) and returns the ops it registered.
+
+    The library may serve reference kernels for custom ops, backends, or both; its backends
+    are then in :func:`parity.backend.registry.backends` and made with
+    :func:`parity.backend.registry.make_runner`. A library is loaded once per process.
+    """
+    ops, _backends = _parity.load_any_plugin(path)
+    return ops
 
 
 __all__ = ["ParityException", "ParityUsageError", "register", "load_plugin", "__version__"]

@@ -41,24 +41,6 @@ class PyFeedSource : public FeedSource {
   PyRef iterator_;
 };
 
-template <typename T>
-PerOutput<T> per_output(py::handle value, T fallback, T (*convert)(py::handle)) {
-  PerOutput<T> out;
-  if (value.is_none()) {
-    out.values[""] = fallback;
-  } else if (py::isinstance<py::dict>(value)) {
-    for (auto [k, v] : value.cast<py::dict>())
-      out.values[py::str(k).cast<std::string>()] = convert(v);
-  } else {
-    out.values[""] = convert(value);
-  }
-  return out;
-}
-
-double to_double(py::handle h) { return h.cast<double>(); }
-int64_t to_int(py::handle h) { return h.cast<int64_t>(); }
-ErrorStat to_error_stat(py::handle h) { return error_stat_from_name(h.cast<std::string>()); }
-
 // Adapts a Python compare function `fn(iteration_result0, iteration_result1) -> {name:
 // bool or OutputCompareResult}` to the C++ interface.
 CompareFunc compare_func_from_object(py::object obj) {
@@ -80,15 +62,6 @@ CompareFunc compare_func_from_object(py::object obj) {
   };
 }
 
-std::unique_ptr<FeedSource> feeds_from_object(py::object data_loader, FeedSource** borrowed) {
-  *borrowed = nullptr;
-  if (data_loader.is_none()) return std::make_unique<DataLoader>();
-  if (py::isinstance<DataLoader>(data_loader)) {
-    *borrowed = &data_loader.cast<DataLoader&>();
-    return nullptr;
-  }
-  return std::make_unique<PyFeedSource>(std::move(data_loader));
-}
 
 DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::object metadata,
                                       py::object val_range) {
@@ -117,6 +90,20 @@ DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::obj
 }
 
 }  // namespace
+
+std::unique_ptr<FeedSource> feeds_from_object(py::object data_loader, FeedSource** borrowed) {
+  *borrowed = nullptr;
+  if (data_loader.is_none()) return std::make_unique<DataLoader>();
+  if (py::isinstance<DataLoader>(data_loader)) {
+    *borrowed = &data_loader.cast<DataLoader&>();
+    return nullptr;
+  }
+  return std::make_unique<PyFeedSource>(std::move(data_loader));
+}
+
+double to_double(py::handle h) { return h.cast<double>(); }
+int64_t to_int(py::handle h) { return h.cast<int64_t>(); }
+ErrorStat to_error_stat(py::handle h) { return error_stat_from_name(h.cast<std::string>()); }
 
 void bind_comparator(py::module_& m) {
   py::class_<CompareFuncHandle>(m, "CompareFuncHandle")

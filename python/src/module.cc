@@ -29,4 +29,5 @@ PYBIND11_MODULE(_parity, m) {
   bind_results(m);
   bind_comparator(m);
   bind_python_ops(m);
+  bind_layerwise(m);
 }

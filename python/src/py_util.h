@@ -11,7 +11,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "backend/loader.h"
+#include "core/loader.h"
+#include "comparator/compare.h"
+#include "comparator/data_loader.h"
 #include "comparator/struct.h"
 #include "core/metadata.h"
 #include "core/tensor.h"
@@ -75,11 +77,36 @@ Loader<T> loader_from_object(py::object obj, const char* what) {
   });
 }
 
+// A per-output value from Python: a number (the default for every output), a dict
+// {output: value} ("" for the default), or None (`fallback`).
+template <typename T>
+PerOutput<T> per_output(py::handle value, T fallback, T (*convert)(py::handle)) {
+  PerOutput<T> out;
+  if (value.is_none()) {
+    out.values[""] = fallback;
+  } else if (py::isinstance<py::dict>(value)) {
+    for (auto [k, v] : value.cast<py::dict>())
+      out.values[py::str(k).cast<std::string>()] = convert(v);
+  } else {
+    out.values[""] = convert(value);
+  }
+  return out;
+}
+
+double to_double(py::handle h);
+int64_t to_int(py::handle h);
+ErrorStat to_error_stat(py::handle h);
+
+// The feeds of a data loader given from Python: None (the default DataLoader), a DataLoader
+// (borrowed: *borrowed is set and nullptr returned), or any iterable of feed dicts.
+std::unique_ptr<FeedSource> feeds_from_object(py::object data_loader, FeedSource** borrowed);
+
 // Bindings, one function per topic (module.cc calls them in order).
 void bind_arrays(py::module_& m);
 void bind_backend(py::module_& m);
 void bind_results(py::module_& m);
 void bind_comparator(py::module_& m);
 void bind_python_ops(py::module_& m);
+void bind_layerwise(py::module_& m);
 
 }  // namespace parity::python

@@ -80,6 +80,8 @@ TensorMap Runner::infer(const TensorMap& feed, bool check_inputs) {
   return infer_impl(feed);
 }
 
+std::optional<bool> Runner::supports(const ir::Node&, int64_t) const { return std::nullopt; }
+
 std::optional<double> Runner::last_inference_time() const {
   if (!inference_time_)
     logger().log_once(Severity::kWarning,
@@ -119,6 +121,20 @@ void check_feed(const std::string& runner_name, const TensorMap& feed,
           name, shape_str(t.shape()), dims_str(*meta->shape));
   }
   (void)runner_name;
+}
+
+TensorMetadata model_input_metadata(const ir::Model& model) {
+  TensorMetadata meta;
+  for (const auto& in : model.graph.inputs) {
+    std::optional<DataType> dtype;
+    std::optional<DimList> shape;
+    if (in.type.kind == ir::ValueType::Kind::kTensor) {
+      dtype = in.type.elem_type;
+      shape = in.type.shape;
+    }
+    meta.add(in.name, dtype, shape);
+  }
+  return meta;
 }
 
 }  // namespace parity

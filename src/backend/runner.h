@@ -14,6 +14,7 @@
 
 #include "core/metadata.h"
 #include "core/tensor.h"
+#include "onnx/graph.h"
 
 namespace parity {
 
@@ -37,6 +38,10 @@ class Runner {
   TensorMap infer(const TensorMap& feed, bool check_inputs = true);
   // Seconds spent in the backend's own run call during the last infer(); nullopt before any.
   std::optional<double> last_inference_time() const;
+  // Whether this backend can run `node` of a model that imports `opset` for the node's domain,
+  // so that "not supported" is reported apart from "failed". nullopt: the backend cannot tell
+  // without trying (the default).
+  virtual std::optional<bool> supports(const ir::Node& node, int64_t opset) const;
 
  protected:
   virtual void activate_impl() = 0;
@@ -54,6 +59,9 @@ class Runner {
 // Throws the error Polygraphy raises for a feed that does not fit `expected`.
 void check_feed(const std::string& runner_name, const TensorMap& feed,
                 const TensorMetadata& expected);
+
+// The graph inputs of `model` as a runner reports them (a non-tensor input has no dtype/shape).
+TensorMetadata model_input_metadata(const ir::Model& model);
 
 // Activates on construction, deactivates on destruction.
 class RunnerActivation {

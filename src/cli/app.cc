@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "backend/plugins.h"
 #include "cli/inspect.h"
 #include "cli/run.h"
 #include "core/error.h"
@@ -18,18 +19,51 @@ namespace {
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
+std::string& command_storage() {
+  static std::string command;
+  return command;
+}
+
 std::string command_line(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) {
     if (i) s += ' ';
     s += argv[i];
   }
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';  // it goes into one-line comments and headers
   return s;
+}
+
+// The libraries given with --plugins, found before parsing: a plugin may add a backend, whose
+// flags must exist when the command line is parsed.
+std::vector<std::string> plugin_paths(int argc, char** argv) {
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--plugins=", 0) == 0) {
+      paths.push_back(arg.substr(10));
+    } else if (arg == "--plugins") {
+      while (i + 1 < argc && argv[i + 1][0] != '-') paths.push_back(argv[++i]);
+    }
+  }
+  return paths;
 }
 
 }  // namespace
 
+const std::string& invoked_command() { return command_storage(); }
+
 int main(int argc, char** argv) {
+  command_storage() = command_line(argc, argv);
+  try {
+    for (const std::string& path : plugin_paths(argc, argv)) load_plugin(path);
+  } catch (const Error& e) {
+    logger().log(Severity::kCritical, e.what());
+    logger().error("FAILED | Runtime: 0.000s | Command: {}", invoked_command());
+    return kExitFailed;
+  }
+
   CLI::App app{"Parity: run an ONNX model on several backends and compare the results.",
                "parity"};
   app.set_version_flag("--version", std::string("parity ") + PARITY_VERSION);
@@ -71,7 +105,7 @@ int main(int argc, char** argv) {
   const LoggingArgs* logging = run->parsed()             ? &run_args.logging
                                : inspect_model->parsed() ? &model_args.logging
                                                          : &data_args.logging;
-  std::string command = command_line(argc, argv);
+  const std::string& command = invoked_command();
   auto start = std::chrono::steady_clock::now();
   auto runtime = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -81,8 +115,8 @@ int main(int argc, char** argv) {
     apply_logging_args(*logging);
     logger().start("RUNNING | Command: {}", command);
     if (run->parsed()) {
-      collect_runner_order(*run, run_args);
-      status = run_run(run_args);
+      run_args.backends = collect_backend_args(*run);
+      status = run_command(run_args);
     } else if (inspect_model->parsed()) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {

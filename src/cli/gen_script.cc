@@ -1,9 +1,10 @@
-// The Python script of a `parity run` (--gen-script). It mirrors run_run step by step: load the
+// The Python script of a `parity run` (--gen-script). It mirrors run_command step by step: load the
 // model once, build the runners in command-line order, feed them from the same data loader,
 // save/load results, post-process, compare, validate. Values are parsed with the CLI's own
 // parsers and written as Python literals, so the script means exactly what the flags mean.
 #include "cli/gen_script.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -11,48 +12,16 @@
 
 #include <fmt/format.h>
 
-#include "cli/layerwise.h"
+#include "cli/app.h"
 #include "cli/parse_util.h"
 #include "cli/scripts.h"
+#include "core/py_format.h"
 #include "core/logger.h"
 #include "io/json.h"
 
 namespace parity::cli {
 
 namespace {
-
-// A Python string literal.
-std::string py_str(std::string_view s) {
-  std::string out = "'";
-  for (unsigned char c : s) {
-    if (c == '\\' || c == '\'') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "'";
-}
-
-// A Python float literal that reads back as the same double.
-std::string py_float(double v) {
-  if (std::isnan(v)) return "float('nan')";
-  if (std::isinf(v)) return v > 0 ? "float('inf')" : "float('-inf')";
-  std::string s = fmt::format("{}", v);  // shortest round-trip form
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
-
-std::string py_list(const std::vector<std::string>& items) {
-  std::vector<std::string> quoted;
-  for (const auto& s : items) quoted.push_back(py_str(s));
-  return fmt::format("[{}]", fmt::join(quoted, ", "));
-}
 
 // A per-output value as Polygraphy's API takes it: a dict with "" as the default.
 template <typename T, typename F>
@@ -72,7 +41,6 @@ std::string py_dims(const DimList& dims) {
   return fmt::format("[{}]", fmt::join(items, ", "));
 }
 
-std::string py_bool(bool b) { return b ? "True" : "False"; }
 
 // The severity the command's logging flags select, as a number for the script.
 int logging_severity(const LoggingArgs& args) { return static_cast<int>(args.severity()); }
@@ -112,84 +80,68 @@ std::string data_loader_code(const DataLoaderArgs& data, const std::string& scri
   return code + fmt::format("    data_loader = DataLoader({})\n", fmt::join(args, ", "));
 }
 
-std::string compare_func_code(const RunArgs& args) {
-  const ComparatorArgs& cmp = args.comparator;
+std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp) {
   if (!args.compare_func_script.empty()) {
     ScriptRef ref = parse_script_ref(args.compare_func_script, "compare_outputs");
     return fmt::format("InvokeFromScript({}, {})", py_str(ref.path), py_str(ref.function));
   }
-  if (cmp.compare == "indices") {
-    auto tolerance = parse_per_output_int("--index-tolerance", cmp.index_tolerance);
-    return fmt::format("CompareFunc.indices(index_tolerance={}, fail_fast={})",
-                       py_per_output(tolerance, [](int64_t v) { return std::to_string(v); }),
-                       py_bool(cmp.fail_fast));
-  }
-  std::vector<std::string> kw{fmt::format("check_shapes={}", py_bool(!cmp.no_shape_check))};
   auto number = [](double v) { return py_float(v); };
-  if (cmp.compare == "distance" || cmp.compare == "quality") {
-    const TensorCompareOptions o = tensor_compare_options(cmp);
-    const bool distance = cmp.compare == "distance";
-    return fmt::format(
-        "CompareFunc.{}({}={}, {}={}, check_shapes={}, fail_fast={})",
-        distance ? "distance_metrics" : "quality_metrics",
-        distance ? "l2_tolerance" : "psnr_tolerance",
-        py_per_output(distance ? o.l2_tolerance : o.psnr_tolerance, number),
-        distance ? "cosine_similarity_threshold" : "snr_tolerance",
-        py_per_output(distance ? o.cosine_similarity_threshold : o.snr_tolerance, number),
-        py_bool(o.check_shapes), py_bool(cmp.fail_fast));
+  if (cmp.compare == "indices")
+    return fmt::format("CompareFunc.indices(index_tolerance={}, fail_fast={})",
+                       py_per_output(cmp.indices.index_tolerance,
+                                     [](int64_t v) { return std::to_string(v); }),
+                       py_bool(cmp.fail_fast));
+  if (cmp.compare == "distance") {
+    const DistanceCompareOptions d = cmp.distance();
+    return fmt::format("CompareFunc.distance_metrics(l2_tolerance={}, "
+                       "cosine_similarity_threshold={}, check_shapes={}, fail_fast={})",
+                       py_per_output(d.l2_tolerance, number),
+                       py_per_output(d.cosine_similarity_threshold, number),
+                       py_bool(d.check_shapes), py_bool(d.fail_fast));
   }
-  if (!cmp.rtol.empty())
-    kw.push_back("rtol=" + py_per_output(parse_per_output_number("--rtol", cmp.rtol), number));
-  if (!cmp.atol.empty())
-    kw.push_back("atol=" + py_per_output(parse_per_output_number("--atol", cmp.atol), number));
-  if (!cmp.check_error_stat.empty())
+  if (cmp.compare == "quality") {
+    const QualityCompareOptions q = cmp.quality();
+    return fmt::format("CompareFunc.quality_metrics(psnr_tolerance={}, snr_tolerance={}, "
+                       "check_shapes={}, fail_fast={})",
+                       py_per_output(q.psnr_tolerance, number),
+                       py_per_output(q.snr_tolerance, number), py_bool(q.check_shapes),
+                       py_bool(q.fail_fast));
+  }
+  // Only what the command gave, so the script reads like the command.
+  const SimpleCompareOptions o = cmp.simple();
+  const ComparatorArgs& given = args.comparator;
+  std::vector<std::string> kw{fmt::format("check_shapes={}", py_bool(o.check_shapes))};
+  if (!given.rtol.empty()) kw.push_back("rtol=" + py_per_output(o.rtol, number));
+  if (!given.atol.empty()) kw.push_back("atol=" + py_per_output(o.atol, number));
+  if (!given.check_error_stat.empty())
     kw.push_back("check_error_stat=" +
-                 py_per_output(parse_per_output_error_stat(cmp.check_error_stat),
+                 py_per_output(o.check_error_stat,
                                [](ErrorStat s) { return py_str(error_stat_name(s)); }));
-  if (!cmp.error_quantile.empty())
-    kw.push_back("error_quantile=" +
-                 py_per_output(parse_per_output_number("--error-quantile", cmp.error_quantile),
-                               number));
-  kw.push_back(fmt::format("infinities_compare_equal={}", py_bool(cmp.infinities_compare_equal)));
-  kw.push_back(fmt::format("fail_fast={}", py_bool(cmp.fail_fast)));
+  if (!given.error_quantile.empty())
+    kw.push_back("error_quantile=" + py_per_output(o.error_quantile, number));
+  kw.push_back(fmt::format("infinities_compare_equal={}", py_bool(o.infinities_compare_equal)));
+  kw.push_back(fmt::format("fail_fast={}", py_bool(o.fail_fast)));
   return fmt::format("CompareFunc.simple({})", fmt::join(kw, ", "));
-}
-
-std::string runner_code(RunnerKind kind, const OrtOptions& ort) {
-  if (kind == RunnerKind::kPluginRef) return "        PluginRefRunner(model),\n";
-  return fmt::format(
-      "        OnnxrtRunner(SessionFromOnnx(model, providers={}, provider_options={}, "
-      "lib_path={}, intra_op_threads={}, graph_optimization_level={}, custom_op_libs={})),\n",
-      py_list(ort.providers), py_list(ort.provider_options), py_str(ort.lib_path),
-      ort.intra_op_threads, ort.graph_optimization_level, py_list(ort.custom_op_libs));
 }
 
 }  // namespace
 
-std::string this_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> words;
-  for (size_t start = 0; start < raw.size();) {
-    size_t end = raw.find('\0', start);
-    if (end == std::string::npos) end = raw.size();
-    words.push_back(raw.substr(start, end - start));
-    start = end + 1;
-  }
-  std::string line = fmt::format("{}", fmt::join(words, " "));
-  for (char& c : line)
-    if (c == '\n' || c == '\r') c = ' ';  // it goes into a one-line comment
-  return line;
-}
-
-std::string generate_run_script(const RunArgs& args, const std::string& command) {
-  const ComparatorArgs& cmp = args.comparator;
-  // Parse every value first, exactly as run_run does, so bad flags fail here too.
-  (void)cmp.compare_func();
-  std::optional<TopKOptions> top_k;
-  if (!cmp.postprocess.empty()) top_k = parse_top_k(cmp.postprocess);
-  const OrtOptions ort = args.onnxrt.options();
+std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cmp,
+                                const std::vector<ConfiguredBackend>& backends,
+                                const std::string& command) {
   const int severity = logging_severity(args.logging);
+  std::vector<RunnerScript> runner_scripts;
+  std::vector<std::string> imports;
+  for (const ConfiguredBackend& b : backends) {
+    if (!b.backend->script)
+      fail_usage("failed to write a script for backend '{}': it has no Python form; run the "
+                 "command without --gen-script",
+                 b.backend->name);
+    runner_scripts.push_back(b.backend->script(b.config));
+    for (const auto& line : runner_scripts.back().imports)
+      if (std::find(imports.begin(), imports.end(), line) == imports.end())
+        imports.push_back(line);
+  }
 
   std::string s;
   auto out = std::back_inserter(s);
@@ -203,8 +155,7 @@ std::string generate_run_script(const RunArgs& args, const std::string& command)
                  "import parity\n"
                  "from parity.backend.common import InvokeFromScript, invoke_from_script\n"
                  "from parity.backend.onnx import ModifyOutputs, OnnxFromPath\n"
-                 "from parity.backend.onnxrt import OnnxrtRunner, SessionFromOnnx\n"
-                 "from parity.backend.pluginref import PluginRefRunner\n"
+                 "{}"
                  "from parity.comparator import (Comparator, CompareFunc, DataLoader, "
                  "PostprocessFunc,\n"
                  "                               RunResults, TensorMetadata)\n"
@@ -212,7 +163,11 @@ std::string generate_run_script(const RunArgs& args, const std::string& command)
                  "from parity.json import load_json, save_json\n"
                  "from parity.logger import G_LOGGER\n\n\n"
                  "def main():\n",
-                 PARITY_VERSION, command);
+                 PARITY_VERSION, command, [&] {
+                   std::string lines;
+                   for (const auto& line : imports) lines += line + "\n";
+                   return lines;
+                 }());
   if (severity != static_cast<int>(Severity::kInfo))
     fmt::format_to(out, "    G_LOGGER.severity = {}\n", severity);
   for (const auto& f : args.logging.log_format)
@@ -238,11 +193,11 @@ std::string generate_run_script(const RunArgs& args, const std::string& command)
                  data_loader_code(args.data, args.data_loader_script));
 
   fmt::format_to(out, "\n    # Runners: the model is loaded once and shared\n");
-  if (args.runners.empty()) {
+  if (runner_scripts.empty()) {
     fmt::format_to(out, "    runners = []\n");
   } else {
     fmt::format_to(out, "    model = load_model()\n    runners = [\n");
-    for (RunnerKind k : args.runners) s += runner_code(k, ort);
+    for (const RunnerScript& r : runner_scripts) fmt::format_to(out, "        {},\n", r.expression);
     fmt::format_to(out, "    ]\n");
   }
 
@@ -255,9 +210,9 @@ std::string generate_run_script(const RunArgs& args, const std::string& command)
   for (const auto& path : cmp.load_outputs)
     fmt::format_to(out, "    results.extend(load_json({}, description='inference results'))\n",
                    py_str(path));
-  if (top_k)
+  if (cmp.top_k)
     fmt::format_to(out, "    Comparator.postprocess(results, PostprocessFunc.top_k({}))\n",
-                   py_per_output(top_k->k, [](const std::pair<int64_t, int64_t>& ka) {
+                   py_per_output(cmp.top_k->k, [](const std::pair<int64_t, int64_t>& ka) {
                      return fmt::format("({}, {})", ka.first, ka.second);
                    }));
 
@@ -266,7 +221,7 @@ std::string generate_run_script(const RunArgs& args, const std::string& command)
                       "        accuracy = Comparator.compare_accuracy(results, fail_fast={}, "
                       "compare_func=compare_func)\n"
                       "        success = success and bool(accuracy)\n",
-                 compare_func_code(args), py_bool(cmp.fail_fast));
+                 compare_func_code(args, cmp), py_bool(cmp.fail_fast));
   if (cmp.validate)
     fmt::format_to(out, "    success = Comparator.validate(results, check_inf=True, "
                         "check_nan=True) and success\n");
@@ -286,8 +241,9 @@ std::string generate_run_script(const RunArgs& args, const std::string& command)
   return s;
 }
 
-int write_run_script(const RunArgs& args) {
-  std::string script = generate_run_script(args, this_command_line());
+int write_run_script(const RunArgs& args, const ComparatorOptions& cmp,
+                     const std::vector<ConfiguredBackend>& backends) {
+  std::string script = generate_run_script(args, cmp, backends, invoked_command());
   if (args.gen_script == "-") {
     std::fwrite(script.data(), 1, script.size(), stdout);
     std::fflush(stdout);

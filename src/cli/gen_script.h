@@ -10,14 +10,14 @@
 
 namespace parity::cli {
 
-// The script for these arguments. Every value is parsed first, so a malformed flag is a
-// UsageError here, as it would be when running. `command` is quoted in the header comment.
-std::string generate_run_script(const RunArgs& args, const std::string& command);
-
-// The command line of this process (/proc/self/cmdline), for the script's header comment.
-std::string this_command_line();
+// The script for these arguments, from the values every option group parsed (`cmp`, the
+// configured `backends`). `command` is quoted in the header comment.
+std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cmp,
+                                const std::vector<ConfiguredBackend>& backends,
+                                const std::string& command);
 
 // Writes the script to args.gen_script ("-" for stdout) and returns the exit status (0).
-int write_run_script(const RunArgs& args);
+int write_run_script(const RunArgs& args, const ComparatorOptions& cmp,
+                     const std::vector<ConfiguredBackend>& backends);
 
 }  // namespace parity::cli

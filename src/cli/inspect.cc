@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "comparator/format.h"
-#include "comparator/numeric.h"
-#include "comparator/stats.h"
+#include "core/py_format.h"
+#include "core/numeric.h"
+#include "comparator/output_stats.h"
 #include "core/logger.h"
 #include "io/json.h"
 #include "onnx/describe.h"

@@ -6,7 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/args.h"
+#include "cli/logging_args.h"
+#include "cli/model_args.h"
 
 namespace parity::cli {
 

@@ -1,5 +1,6 @@
 #include "cli/parse_util.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -196,6 +197,27 @@ TopKOptions parse_top_k(const std::vector<std::string>& tokens) {
     options.k.values[name] = {k, axis};
   }
   return options;
+}
+
+size_t parse_byte_size(const std::string& flag, const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
+                                  text[digits] == '.'))
+    ++digits;
+  std::string unit = text.substr(digits);
+  std::transform(unit.begin(), unit.end(), unit.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  const std::optional<double> value = parse_number(text.substr(0, digits));
+  const std::pair<const char*, double> units[] = {
+      {"", 1},          {"b", 1},         {"k", 0x1p10},   {"kb", 0x1p10}, {"kib", 0x1p10},
+      {"m", 0x1p20},    {"mb", 0x1p20},   {"mib", 0x1p20}, {"g", 0x1p30},  {"gb", 0x1p30},
+      {"gib", 0x1p30},  {"t", 0x1p40},    {"tb", 0x1p40},  {"tib", 0x1p40}};
+  for (const auto& [name, scale] : units)
+    if (value && digits > 0 && unit == name && *value * scale >= 1 && *value * scale < 0x1p62)
+      return static_cast<size_t>(*value * scale);
+  fail_usage("failed to parse {} with value '{}': a size is a positive number of bytes with an "
+             "optional unit; valid units are K, M, G, T (powers of 1024, also KB/KiB...)",
+             flag, text);
 }
 
 }  // namespace parity::cli

@@ -1,5 +1,6 @@
 // `parity run`: run the model on each selected backend with the same inputs, compare the
-// outputs, optionally save and load inputs and results.
+// outputs, optionally save and load inputs and results. With marked tensors and the reference
+// against one other source, the comparison is layer-wise (layerwise/layerwise_comparator.h).
 #pragma once
 
 #include <memory>
@@ -8,19 +9,20 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/args.h"
+#include "cli/backend_args.h"
+#include "cli/comparator_args.h"
+#include "cli/data_loader_args.h"
+#include "cli/logging_args.h"
+#include "cli/model_args.h"
 
 namespace parity::cli {
-
-enum class RunnerKind { kPluginRef, kOnnxrt };
 
 struct RunArgs {
   LoggingArgs logging;
   ModelArgs model;
-  std::vector<RunnerKind> runners;  // in command-line order
+  BackendArgs backends;  // filled after parsing (collect_backend_args)
   DataLoaderArgs data;
   ComparatorArgs comparator;
-  OnnxrtArgs onnxrt;
   // Added with the plugin and script flags (cli/scripts.h).
   std::vector<std::string> plugins;
   std::string gen_script;
@@ -28,11 +30,9 @@ struct RunArgs {
   std::string compare_func_script;
 };
 
-// Adds the subcommand to `app`; `args` is filled when it is parsed (runner order included).
+// Adds the subcommand to `app`; `args` is filled when it is parsed, except `backends`.
 CLI::App* setup_run(CLI::App& app, RunArgs& args);
-// Reads the runner flags in the order they were given (after parsing).
-void collect_runner_order(CLI::App& sub, RunArgs& args);
 // Runs and returns the exit status: 0 all passed, 1 a comparison or validation failed.
-int run_run(const RunArgs& args);
+int run_command(const RunArgs& args);
 
 }  // namespace parity::cli

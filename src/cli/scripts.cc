@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cli/app.h"
 #include "cli/gen_script.h"
 #include "core/error.h"
 #include "core/logger.h"
@@ -89,7 +90,8 @@ std::string python_executable() {
   return PARITY_PYTHON_EXECUTABLE;
 }
 
-int run_in_python(const RunArgs& args) {
+int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
+                  const std::vector<ConfiguredBackend>& backends) {
   for (const std::string* spec : {&args.data_loader_script, &args.compare_func_script}) {
     if (spec->empty()) continue;
     const std::string path = parse_script_ref(*spec, "").path;
@@ -97,7 +99,7 @@ int run_in_python(const RunArgs& args) {
       fail_usage("failed to use script '{}' with path '{}': no such file; give path.py[:func]",
                  *spec, path);
   }
-  const std::string script = generate_run_script(args, this_command_line());
+  const std::string script = generate_run_script(args, cmp, backends, invoked_command());
 
   TempFile file;
   std::string pattern = (fs::temp_directory_path() / "parity-run-XXXXXX.py").string();

@@ -29,7 +29,8 @@ void add_script_args(CLI::App& app, RunArgs& args);
 bool run_needs_python(const RunArgs& args);
 
 // Runs the generated script with Python and returns its exit status.
-int run_in_python(const RunArgs& args);
+int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
+                  const std::vector<ConfiguredBackend>& backends);
 
 // The interpreter used: $PARITY_PYTHON, else the one the module was built for.
 std::string python_executable();

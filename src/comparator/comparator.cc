@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "comparator/compare_internal.h"
-#include "comparator/format.h"
-#include "comparator/numeric.h"
-#include "comparator/stats.h"
+#include "core/py_format.h"
+#include "core/numeric.h"
+#include "comparator/output_stats.h"
 #include "core/logger.h"
 
 namespace parity {

@@ -5,8 +5,8 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "comparator/format.h"
-#include "comparator/stats.h"
+#include "core/py_format.h"
+#include "comparator/output_stats.h"
 #include "core/logger.h"
 
 namespace parity {

@@ -5,7 +5,7 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "comparator/format.h"
+#include "core/py_format.h"
 #include "core/error.h"
 #include "core/logger.h"
 
@@ -55,10 +55,10 @@ std::string_view error_stat_name(ErrorStat s) {
 ErrorStat error_stat_from_name(std::string_view name) {
   for (const auto& [stat, n] : kErrorStatNames)
     if (n == name) return stat;
-  throw UsageError(fmt::format(
+  fail_usage(
       "Invalid choice for check_error_stat: {}.\nNote: Valid choices are: ['max', 'mean', "
       "'median', 'elemwise', 'quantile']",
-      name));
+      name);
 }
 
 std::optional<std::string> find_str_in_names(const std::string& name,

@@ -5,9 +5,9 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "comparator/format.h"
-#include "comparator/numeric.h"
-#include "comparator/stats.h"
+#include "core/py_format.h"
+#include "core/numeric.h"
+#include "comparator/output_stats.h"
 #include "comparator/tensor_error.h"
 #include "core/logger.h"
 

@@ -8,9 +8,10 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "comparator/format.h"
-#include "comparator/numeric.h"
-#include "comparator/stats.h"
+#include "comparator/simple_verdict.h"
+#include "core/py_format.h"
+#include "core/numeric.h"
+#include "comparator/output_stats.h"
 #include "core/error.h"
 #include "core/logger.h"
 
@@ -26,11 +27,6 @@ double py_max(double a, double b) { return b > a ? b : a; }
 // compute_min / compute_max: zero for empty arrays.
 double compute_min(const BasicStats& s) { return s.count == 0 ? 0.0 : s.min; }
 double compute_max(const BasicStats& s) { return s.count == 0 ? 0.0 : s.max; }
-
-// Polygraphy's stat_failed: NaN always fails.
-bool stat_failed(double value, double tolerance) {
-  return std::isnan(value) || value > tolerance;
-}
 
 // The flat indices of the elements beyond both tolerances (for the verbose dumps only).
 std::vector<int64_t> mismatch_indices(const PairStreams& pair) {
@@ -149,29 +145,19 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
   r.median_absdiff = abs_order.median;
   r.median_reldiff = rel_order.median;
 
-  bool failed = false;
-  switch (tol.stat) {
-    case ErrorStat::kMean:
-      failed = stat_failed(r.mean_absdiff, tol.atol) && stat_failed(r.mean_reldiff, tol.rtol);
-      break;
-    case ErrorStat::kMedian:
-      failed = stat_failed(r.median_absdiff, tol.atol) && stat_failed(r.median_reldiff, tol.rtol);
-      break;
-    case ErrorStat::kMax:
-      failed = stat_failed(r.max_absdiff, tol.atol) && stat_failed(r.max_reldiff, tol.rtol);
-      break;
-    case ErrorStat::kQuantile:
-      r.quantile_absdiff = abs_order.quantile(tol.quantile);
-      r.quantile_reldiff = rel_order.quantile(tol.quantile);
-      failed = stat_failed(*r.quantile_absdiff, tol.atol) &&
-               stat_failed(*r.quantile_reldiff, tol.rtol);
-      break;
-    case ErrorStat::kElemwise:
-      failed = stats.counts[0] > 0;
-      log_mismatches(pair, out0, out1, runner0, runner1);
-      break;
+  if (tol.stat == ErrorStat::kQuantile) {
+    r.quantile_absdiff = abs_order.quantile(tol.quantile);
+    r.quantile_reldiff = rel_order.quantile(tol.quantile);
   }
-  r.passed = !failed;
+  ErrorSummary e;
+  e.max_abs = r.max_absdiff, e.max_rel = r.max_reldiff;
+  e.mean_abs = r.mean_absdiff, e.mean_rel = r.mean_reldiff;
+  e.median_abs = r.median_absdiff, e.median_rel = r.median_reldiff;
+  e.quantile_abs = r.quantile_absdiff, e.quantile_rel = r.quantile_reldiff;
+  e.mismatches = stats.counts[0];
+  r.passed = simple_verdict_passed(tol.stat, e, tol.atol, tol.rtol);
+  const bool failed = !r.passed;
+  if (tol.stat == ErrorStat::kElemwise) log_mismatches(pair, out0, out1, runner0, runner1);
 
   // The reports, with the histograms counted in one more pass only when they are printed. Both
   // outputs' histograms share one range so that they can be compared by eye.

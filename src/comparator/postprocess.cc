@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "comparator/comparator.h"
-#include "comparator/numeric.h"
+#include "core/numeric.h"
 #include "core/error.h"
 
 namespace parity {

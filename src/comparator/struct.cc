@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "comparator/format.h"
+#include "core/py_format.h"
 #include "core/error.h"
 #include "core/logger.h"
 

@@ -8,9 +8,10 @@
 #include <type_traits>
 
 #include "comparator/compare_internal.h"
-#include "comparator/fused_stats.h"
-#include "comparator/numeric.h"
-#include "comparator/stats.h"
+#include "comparator/simple_verdict.h"
+#include "stats/fused_stats.h"
+#include "core/numeric.h"
+#include "comparator/output_stats.h"
 #include "core/thread_pool.h"
 
 namespace parity {
@@ -90,8 +91,8 @@ struct Partial {
 
 // The shared state of one pass.
 struct Pass {
-  explicit Pass(const DiffRules& k) : kinds(k) {}
-  const DiffRules& kinds;
+  explicit Pass(const DiffRules& r) : rules(r) {}
+  const DiffRules& rules;
   double abs_tol = 0, rel_tol = 0, inv_abs_tol = 0, inv_rel_tol = 0;
   double shift_abs = 0, shift_rel = 0;
   bool elemwise_ratio = false;
@@ -217,7 +218,7 @@ void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int
                int64_t end, Partial& p) {
   double x[kBlock], y[kBlock], abs[kBlock], rel[kBlock];
   float fx[kBlock], fy[kBlock], fabs[kBlock], frel[kBlock];
-  const DiffRules& k = pass.kinds;
+  const DiffRules& rules = pass.rules;
   ChunkState st;
   st.heat.assign(static_cast<size_t>(pass.heat_rows * pass.heat_cols), 0.0f);
   if (pass.heat_rows > 0) {
@@ -230,13 +231,13 @@ void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int
       // The next block is requested now, so that it arrives while this one is worked on.
       if (b + n < end) r0.prefetch(b + n, std::min(kBlock, end - b - n));
       if (b + n < end) r1.prefetch(b + n, std::min(kBlock, end - b - n));
-      k.diff_block(r0.read_f32(b, n, fx), r1.read_f32(b, n, fy), n, fabs, frel);
+      rules.diff_block(r0.read_f32(b, n, fx), r1.read_f32(b, n, fy), n, fabs, frel);
       add_block(pass, fabs, frel, n, st, p);
       continue;
     }
     r0.read(b, n, x);
     r1.read(b, n, y);
-    k.diff_block(x, y, n, abs, rel);
+    rules.diff_block(x, y, n, abs, rel);
     add_block(pass, abs, rel, n, st, p);
     if (pass.whole_tensor_metrics)
       for (int64_t i = 0; i < n; ++i) {
@@ -262,7 +263,14 @@ void run_chunk(Pass& pass, const ElementReader& r0, const ElementReader& r1, int
   for (size_t i = 0; i < st.heat.size(); ++i) out.heat[i] = std::max(out.heat[i], st.heat[i]);
 }
 
-bool stat_failed(double value, double tolerance) { return std::isnan(value) || value > tolerance; }
+ErrorSummary error_summary(const TensorErrorStats& s) {
+  ErrorSummary e;
+  e.max_abs = s.max_abs, e.max_rel = s.max_rel, e.mean_abs = s.mean_abs, e.mean_rel = s.mean_rel;
+  e.median_abs = s.median_abs, e.median_rel = s.median_rel;
+  e.quantile_abs = s.quantile_abs, e.quantile_rel = s.quantile_rel;
+  e.mismatches = s.mismatches;
+  return e;
+}
 
 double tolerance_part(double value, double tolerance) {
   if (std::isnan(value)) return kInf;
@@ -369,17 +377,17 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
     return s;
   }
 
-  const DiffRules kinds(out0.dtype(), out1.dtype(), options.infinities_compare_equal);
+  const DiffRules rules(out0.dtype(), out1.dtype(), options.infinities_compare_equal);
   const double atol = options.atol.get(name, 1e-5), rtol = options.rtol.get(name, 1e-5);
   const ErrorStat stat = options.check_error_stat.get(name, ErrorStat::kElemwise);
   const ElementReader r0(out0), r1(out1);
 
-  Pass pass(kinds);
-  pass.abs_tol = round_to_kind(atol, kinds.abs_kind);
-  pass.rel_tol = round_to_kind(rtol, kinds.rel_kind);
+  Pass pass(rules);
+  pass.abs_tol = round_to_kind(atol, rules.abs_kind);
+  pass.rel_tol = round_to_kind(rtol, rules.rel_kind);
   pass.elemwise_ratio = options.metric == CompareMetric::kSimple && stat == ErrorStat::kElemwise;
   pass.whole_tensor_metrics = options.metric != CompareMetric::kSimple;
-  pass.float_inputs = kinds.float_pair && !pass.whole_tensor_metrics;
+  pass.float_inputs = rules.float_pair && !pass.whole_tensor_metrics;
   pass.profile = options.with_profile;
   pass.inv_abs_tol = inverse_tolerance(pass.abs_tol);
   pass.inv_rel_tol = inverse_tolerance(pass.rel_tol);
@@ -389,7 +397,7 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
     double x = 0, y = 0, a = 0, r = 0;
     r0.read(0, 1, &x);
     r1.read(0, 1, &y);
-    kinds.diff(x, y, a, r);
+    rules.diff(x, y, a, r);
     pass.shift_abs = std::isfinite(a) ? a : 0.0;
     pass.shift_rel = std::isfinite(r) ? r : 0.0;
   }
@@ -427,8 +435,8 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
   } else {
     s.max_abs = t.nan_abs ? NAN : t.max_abs;
     s.max_rel = t.nan_rel ? NAN : t.max_rel;
-    s.mean_abs = round_to_kind(pass.shift_abs + t.sum_abs / n, kinds.abs_kind);
-    s.mean_rel = round_to_kind(pass.shift_rel + t.sum_rel / n, kinds.rel_kind);
+    s.mean_abs = round_to_kind(pass.shift_abs + t.sum_abs / n, rules.abs_kind);
+    s.mean_rel = round_to_kind(pass.shift_rel + t.sum_rel / n, rules.rel_kind);
   }
 
   // Distance: ||a - b||2 and a.b / (|a| |b|), in double. Two zero vectors are identical (1);
@@ -459,12 +467,12 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
     case CompareMetric::kSimple: {
       switch (stat) {
         case ErrorStat::kElemwise:
-          s.passed = s.mismatches == 0;
+          s.passed = simple_verdict_passed(stat, error_summary(s), atol, rtol);
           s.ratio = s.nan_count > 0 ? kInf : t.ratio;
           break;
         case ErrorStat::kMedian:
         case ErrorStat::kQuantile:
-          order_stats(s, out0, out1, kinds, stat,
+          order_stats(s, out0, out1, rules, stat,
                       options.error_quantile.get(name, 0.99));
           [[fallthrough]];
         default: {
@@ -472,7 +480,7 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
           if (stat == ErrorStat::kMean) sa = s.mean_abs, sr = s.mean_rel;
           if (stat == ErrorStat::kMedian) sa = *s.median_abs, sr = *s.median_rel;
           if (stat == ErrorStat::kQuantile) sa = *s.quantile_abs, sr = *s.quantile_rel;
-          s.passed = !(stat_failed(sa, atol) && stat_failed(sr, rtol));
+          s.passed = simple_verdict_passed(stat, error_summary(s), atol, rtol);
           s.ratio = std::min(tolerance_part(sa, atol), tolerance_part(sr, rtol));
         }
       }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/loader.h"
+#include "core/loader.h"
 #include "onnx/model_io.h"
 
 namespace parity {

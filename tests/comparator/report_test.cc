@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "comparator/compare.h"
-#include "comparator/stats.h"
+#include "comparator/output_stats.h"
 #include "support/test_util.h"
 
 namespace parity {

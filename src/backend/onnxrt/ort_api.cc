@@ -85,7 +85,7 @@ void check(const Api& api, Status* status, std::string_view what) {
   api.ReleaseStatus(status);
   // ONNX Runtime's messages often end with a newline; one line reads better in Parity's log.
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  throw Error(fmt::format("ONNX Runtime failed to {}: {}", what, message));
+  fail("ONNX Runtime failed to {}: {}", what, message);
 }
 
 }  // namespace parity::ort

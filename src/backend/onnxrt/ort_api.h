@@ -1,5 +1,6 @@
-// The part of ONNX Runtime's C API that Parity uses, declared by hand from
-// shared/reference/onnxruntime-c-api.md (no ONNX Runtime header is involved).
+// The part of ONNX Runtime's C API that Parity uses, declared by hand from the facts of ONNX
+// Runtime's public onnxruntime_c_api.h (slot order, signatures); no ONNX Runtime header is
+// involved.
 //
 // The library exports one function, OrtGetApiBase(); its GetApi(version) returns a table of
 // function pointers that only ever grows at the end. Parity requests version 17, which every

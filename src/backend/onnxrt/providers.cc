@@ -47,7 +47,7 @@ struct OptionArrays {
         "; {} needs its provider libraries (libonnxruntime_providers_shared.so and the "
         "provider's own) in the folder of {}, which this ONNX Runtime build does not have",
         provider, runtime.library().path());
-  throw Error(message);
+  fail("{}", message);
 }
 
 template <typename Options>

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/loader.h"
+#include "core/loader.h"
 #include "backend/onnxrt/library.h"
 #include "core/metadata.h"
 #include "onnx/loaders.h"

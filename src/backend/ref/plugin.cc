@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "backend/ref/plugin_api.h"
+#include "backend/plugin_api.h"
 #include "backend/ref/registry.h"
 #include "core/logger.h"
 
@@ -248,7 +248,7 @@ PluginInfo load_plugin(const std::string& path) {
   // From here on, a failure closes the library: none of its code is referenced yet.
   auto refuse = [&](const std::string& message) {
     dlclose(handle);
-    throw Error(message);
+    fail("{}", message);
   };
   auto entry = reinterpret_cast<ParityRegisterOpsFn>(dlsym(handle, PARITY_PLUGIN_ENTRY_POINT));
   if (!entry)

@@ -33,19 +33,7 @@ void PluginRefRunner::deactivate_impl() {
   model_.reset();
 }
 
-TensorMetadata PluginRefRunner::input_metadata_impl() {
-  TensorMetadata meta;
-  for (const auto& in : model_->graph.inputs) {
-    std::optional<DataType> dtype;
-    std::optional<DimList> shape;
-    if (in.type.kind == ir::ValueType::Kind::kTensor) {
-      dtype = in.type.elem_type;
-      shape = in.type.shape;
-    }
-    meta.add(in.name, dtype, shape);
-  }
-  return meta;
-}
+TensorMetadata PluginRefRunner::input_metadata_impl() { return model_input_metadata(*model_); }
 
 TensorMap PluginRefRunner::infer_impl(const TensorMap& feed) {
   auto start = std::chrono::steady_clock::now();

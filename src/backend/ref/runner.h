@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "backend/loader.h"
+#include "core/loader.h"
 #include "backend/ref/executor.h"
 #include "backend/runner.h"
 #include "onnx/loaders.h"
@@ -25,6 +25,8 @@ class PluginRefRunner : public Runner {
   // The executor built by activate(), for what the Runner interface does not offer (an
   // observer, extra outputs). Throws Error when the runner is not active.
   ref::Executor& executor();
+  // Whether the registry has a kernel for the node's op at `opset` (backend/ref/backend.cc).
+  std::optional<bool> supports(const ir::Node& node, int64_t opset) const override;
 
  protected:
   void activate_impl() override;

@@ -3,7 +3,7 @@
 // libraries are compiled here from a few lines of C, as a plugin author would write them.
 #include "backend/ref/plugin.h"
 
-#include "backend/ref/plugin_api.h"
+#include "backend/plugin_api.h"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@ std::string build_plugin(const testing::TempDir& dir, const std::string& name,
                          const std::string& source) {
   const std::string src = dir.file(name + ".cc");
   const std::string lib = dir.file("lib" + name + ".so");
-  testing::write_text(src, "#include \"backend/ref/plugin_api.h\"\n" + source);
+  testing::write_text(src, "#include \"backend/plugin_api.h\"\n" + source);
   testing::CommandResult r = testing::run_command("c++ -shared -fPIC -I" +
                                                   testing::source_path("src") + " -o " + lib +
                                                   " " + src);

@@ -1,0 +1,185 @@
+#include "cli/comparator_args.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "cli/parse_util.h"
+#include "core/error.h"
+
+namespace parity::cli {
+
+namespace {
+
+void check_range(const std::string& flag, const PerOutput<double>& values, double min,
+                 double max, const char* rule) {
+  for (const auto& [name, v] : values.values)
+    if (!(v >= min && v <= max))
+      fail_usage("failed to parse {} with value {}: {}", flag, v, rule);
+}
+
+}  // namespace
+
+SimpleCompareOptions ComparatorOptions::simple() const {
+  SimpleCompareOptions o;
+  o.check_shapes = tensor.check_shapes;
+  o.atol = tensor.atol;
+  o.rtol = tensor.rtol;
+  o.check_error_stat = tensor.check_error_stat;
+  o.error_quantile = tensor.error_quantile;
+  o.infinities_compare_equal = tensor.infinities_compare_equal;
+  o.fail_fast = fail_fast;
+  return o;
+}
+
+DistanceCompareOptions ComparatorOptions::distance() const {
+  DistanceCompareOptions d;
+  d.check_shapes = tensor.check_shapes;
+  d.l2_tolerance = tensor.l2_tolerance;
+  d.cosine_similarity_threshold = tensor.cosine_similarity_threshold;
+  d.fail_fast = fail_fast;
+  return d;
+}
+
+QualityCompareOptions ComparatorOptions::quality() const {
+  QualityCompareOptions q;
+  q.check_shapes = tensor.check_shapes;
+  q.psnr_tolerance = tensor.psnr_tolerance;
+  q.snr_tolerance = tensor.snr_tolerance;
+  q.fail_fast = fail_fast;
+  return q;
+}
+
+CompareFunc ComparatorOptions::compare_func() const {
+  if (compare == "indices") return compare_func::indices(indices);
+  if (compare == "distance") return compare_func::distance(distance());
+  if (compare == "quality") return compare_func::quality(quality());
+  return compare_func::simple(simple());
+}
+
+ComparatorOptions ComparatorArgs::parse() const {
+  ComparatorOptions o;
+  o.warm_up = warm_up;
+  o.save_inputs = save_inputs;
+  o.save_outputs = save_outputs;
+  o.load_outputs = load_outputs;
+  o.validate = validate;
+  o.fail_fast = fail_fast;
+  o.compare = compare;
+  TensorCompareOptions& t = o.tensor;
+  if (compare == "distance") t.metric = CompareMetric::kDistance;
+  else if (compare == "quality") t.metric = CompareMetric::kQuality;
+  t.check_shapes = !no_shape_check;
+  if (!atol.empty()) t.atol = parse_per_output_number("--atol", atol);
+  if (!rtol.empty()) t.rtol = parse_per_output_number("--rtol", rtol);
+  if (!check_error_stat.empty()) t.check_error_stat = parse_per_output_error_stat(check_error_stat);
+  if (!error_quantile.empty())
+    t.error_quantile = parse_per_output_number("--error-quantile", error_quantile);
+  check_range("--error-quantile", t.error_quantile, 0.0, 1.0, "a quantile must be within [0, 1]");
+  t.infinities_compare_equal = infinities_compare_equal;
+  if (!l2_tolerance.empty())
+    t.l2_tolerance = parse_per_output_number("--l2-tolerance", l2_tolerance);
+  if (!cosine_similarity_threshold.empty())
+    t.cosine_similarity_threshold =
+        parse_per_output_number("--cosine-similarity-threshold", cosine_similarity_threshold);
+  check_range("--cosine-similarity-threshold", t.cosine_similarity_threshold, -1.0, 1.0,
+              "a cosine similarity is within [-1, 1]");
+  if (!psnr_tolerance.empty())
+    t.psnr_tolerance = parse_per_output_number("--psnr-tolerance", psnr_tolerance);
+  if (!snr_tolerance.empty())
+    t.snr_tolerance = parse_per_output_number("--snr-tolerance", snr_tolerance);
+  t.with_profile = !report.empty();
+  if (!index_tolerance.empty())
+    o.indices.index_tolerance = parse_per_output_int("--index-tolerance", index_tolerance);
+  o.indices.fail_fast = fail_fast;
+  if (!postprocess.empty()) o.top_k = parse_top_k(postprocess);
+  o.mark_budget =
+      mark_budget.empty() ? default_mark_budget() : parse_byte_size("--mark-budget", mark_budget);
+  o.local_error = local_error;
+  o.report = report;
+  return o;
+}
+
+size_t default_mark_budget() {
+  size_t budget = size_t{1} << 30;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0)
+    budget = std::min(budget, static_cast<size_t>(pages) * static_cast<size_t>(page) / 4);
+  return budget;
+}
+
+void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
+  const char* run = "Comparator Inference";
+  app.add_option("--warm-up", args.warm_up, "Number of warm-up runs before timing inference")
+      ->check(CLI::Range(0, 1 << 30))
+      ->group(run);
+  app.add_option("--save-inputs,--save-input-data", args.save_inputs,
+                 "Save the inference inputs (JSON, Polygraphy's format)")
+      ->group(run);
+  app.add_option("--save-outputs,--save-results", args.save_outputs,
+                 "Save the runners' results (JSON, Polygraphy's format)")
+      ->group(run);
+  const char* cmp = "Comparator Comparisons";
+  app.add_option("--load-outputs,--load-results", args.load_outputs,
+                 "Results saved earlier, compared after this command's runners")
+      ->group(cmp);
+  app.add_flag("--validate", args.validate, "Check outputs for NaNs and Infs")->group(cmp);
+  app.add_flag("--fail-fast", args.fail_fast, "Stop comparing after the first failure")
+      ->group(cmp);
+  app.add_option("--compare,--compare-func", args.compare, "Comparison function. Defaults to simple")
+      ->check(CLI::IsMember({"simple", "indices", "distance", "quality"}))
+      ->group(cmp);
+  app.add_option("--postprocess,--postprocess-func", args.postprocess,
+                 "Replace outputs before comparing: [<output>:]top-<K>[,axis=<A>]")
+      ->group(cmp);
+  const char* fn = "Comparison Function";
+  app.add_option("--atol,--abs-tol", args.atol,
+                 "Absolute tolerance: <value> or <output>:<value>. Defaults to 1e-5")
+      ->group(fn);
+  app.add_option("--rtol,--rel-tol", args.rtol,
+                 "Relative tolerance: <value> or <output>:<value>. Defaults to 1e-5")
+      ->group(fn);
+  app.add_option("--check-error-stat", args.check_error_stat,
+                 "Error statistic to check: elemwise, max, mean, median or quantile, per output "
+                 "as <output>:<stat>. Defaults to elemwise")
+      ->group(fn);
+  app.add_option("--error-quantile", args.error_quantile,
+                 "Quantile for --check-error-stat quantile, in [0, 1]. Defaults to 0.99")
+      ->group(fn);
+  app.add_option("--index-tolerance", args.index_tolerance,
+                 "Index tolerance for --compare indices. Defaults to 0")
+      ->group(fn);
+  app.add_flag("--infinities-compare-equal", args.infinities_compare_equal,
+               "Matching infinities compare equal (otherwise they count as NaN)")
+      ->group(fn);
+  app.add_flag("--no-shape-check", args.no_shape_check,
+               "Compare outputs whose shapes differ but hold the same number of elements")
+      ->group(fn);
+  app.add_option("--l2-tolerance", args.l2_tolerance,
+                 "--compare distance: largest L2 norm of the difference, <value> or "
+                 "<output>:<value>. Defaults to 1e-5")
+      ->group(fn);
+  app.add_option("--cosine-similarity-threshold", args.cosine_similarity_threshold,
+                 "--compare distance: smallest cosine similarity, in [-1, 1]. Defaults to 0.997")
+      ->group(fn);
+  app.add_option("--psnr-tolerance", args.psnr_tolerance,
+                 "--compare quality: smallest PSNR in dB. Defaults to 30")
+      ->group(fn);
+  app.add_option("--snr-tolerance", args.snr_tolerance,
+                 "--compare quality: smallest SNR in dB. Defaults to 20")
+      ->group(fn);
+  const char* lw = "Layer-wise Comparison and Report";
+  app.add_option("--mark-budget", args.mark_budget,
+                 "Layer-wise runs: memory for held and fetched marked tensors, in bytes or with a "
+                 "K/M/G suffix. Defaults to 1G (at most a quarter of the memory)")
+      ->group(lw);
+  app.add_flag("--local-error", args.local_error,
+               "Layer-wise runs: re-run each node on the reference with the other backend's "
+               "inputs, to split its error into added and inherited")
+      ->group(lw);
+  app.add_option("--report", args.report,
+                 "Write a self-contained HTML report of the comparison to this file")
+      ->group(lw);
+}
+
+}  // namespace parity::cli

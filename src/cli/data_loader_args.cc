@@ -1,0 +1,49 @@
+#include "cli/data_loader_args.h"
+
+#include "cli/parse_util.h"
+#include "core/logger.h"
+#include "io/json.h"
+
+namespace parity::cli {
+
+DataLoaderOptions DataLoaderArgs::options() const {
+  DataLoaderOptions o;
+  o.seed = seed;
+  o.iterations = iterations;
+  o.val_range = parse_val_ranges(val_range);
+  o.input_metadata = parse_input_shapes("--input-shapes", input_shapes);
+  return o;
+}
+
+std::unique_ptr<FeedSource> DataLoaderArgs::make_feeds() const {
+  if (load_inputs.empty()) return std::make_unique<DataLoader>(options());
+  std::vector<TensorMap> feeds;
+  for (const auto& path : load_inputs) {
+    logger().info("Loading input data from {}", path);
+    for (auto& feed : io::load_inputs(path)) feeds.push_back(std::move(feed));
+  }
+  return std::make_unique<FeedList>(std::move(feeds));
+}
+
+void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {
+  const char* group = "Data Loader";
+  app.add_option("--seed", args.seed, "Seed for random inputs; iteration i uses seed + i")
+      ->default_str("1")
+      ->group(group);
+  app.add_option("--iterations,--iters", args.iterations, "Number of inference iterations")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->default_str("1")
+      ->group(group);
+  app.add_option("--val-range", args.val_range,
+                 "Range of generated values, inclusive: [min,max] or <input>:[min,max]. "
+                 "Defaults to [0.0,1.0]")
+      ->group(group);
+  app.add_option("--input-shapes,--inputs", args.input_shapes,
+                 "Input shapes for dynamic dimensions: <input>:[1,3,224,224]")
+      ->group(group);
+  app.add_option("--load-inputs,--load-input-data", args.load_inputs,
+                 "JSON files of inputs (List[Dict[str, array]]) to use instead of generating")
+      ->group(group);
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,30 @@
+// The data loader option group (Polygraphy's DataLoaderArgs): generated inputs (seed,
+// iterations, value ranges, shapes) or inputs loaded from files.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "comparator/data_loader.h"
+
+namespace parity::cli {
+
+struct DataLoaderArgs {
+  uint32_t seed = 1;
+  int64_t iterations = 1;
+  std::vector<std::string> val_range;
+  std::vector<std::string> input_shapes;
+  std::vector<std::string> load_inputs;
+
+  // The generating DataLoader's options (UsageError for a malformed value).
+  DataLoaderOptions options() const;
+  // Where the feeds come from: the files of --load-inputs, else the generating DataLoader.
+  std::unique_ptr<FeedSource> make_feeds() const;
+};
+void add_data_loader_args(CLI::App& app, DataLoaderArgs& args);
+
+}  // namespace parity::cli

@@ -1,0 +1,29 @@
+// The logging option group (Polygraphy's LoggerArgs): -v/-q, --verbosity, --silent,
+// --log-format, --log-file. Shared by every subcommand.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/logger.h"
+
+namespace parity::cli {
+
+struct LoggingArgs {
+  int verbose = 0;
+  int quiet = 0;
+  std::string verbosity;  // a severity name
+  bool silent = false;
+  std::string log_file;
+  std::vector<std::string> log_format;  // timestamp, line-info, no-colors
+
+  // The severity these flags select (--silent: above every severity); UsageError for an
+  // unknown --verbosity.
+  Severity severity() const;
+};
+void add_logging_args(CLI::App& app, LoggingArgs& args);
+void apply_logging_args(const LoggingArgs& args);
+
+}  // namespace parity::cli

@@ -1,0 +1,108 @@
+// The terminal summary of a layer-wise comparison: the answer to "where do they diverge?" in a
+// few lines, after the one line per tensor.
+#include <cmath>
+#include <iterator>
+
+#include "core/py_format.h"
+#include "layerwise/layerwise.h"
+#include "core/logger.h"
+
+namespace parity {
+
+namespace {
+
+constexpr size_t kTopLocal = 10;
+
+std::string tensor_list(const LayerwiseResult& r, const std::vector<size_t>& indices,
+                        CompareMetric metric) {
+  std::vector<std::string> parts;
+  for (size_t i : indices) {
+    const TensorErrorStats& s = r.tensors[i];
+    parts.push_back(fmt::format("'{}' {} ({})", s.name, s.passed ? "passes" : "fails",
+                                format_error_summary(s, metric)));
+  }
+  return parts.empty() ? "none compared" : fmt::format("{}", fmt::join(parts, "; "));
+}
+
+}  // namespace
+
+std::string format_bytes(size_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes) / 1024;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < std::size(units)) v /= 1024, ++u;
+  return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+std::string format_error_summary(const TensorErrorStats& s, CompareMetric metric) {
+  if (!s.compared) return "not compared: " + s.note;
+  if (!s.note.empty() && s.count == 0 && s.ratio > 1) return s.note;
+  std::string text;
+  switch (metric) {
+    case CompareMetric::kSimple:
+      text = fmt::format("max-abs={}, max-rel={}", format_g(s.max_abs, 5), format_g(s.max_rel, 5));
+      break;
+    case CompareMetric::kDistance:
+      text = fmt::format("l2={}, cosine={}", format_g(s.l2, 5), format_g(s.cosine, 6));
+      break;
+    case CompareMetric::kQuality:
+      text = fmt::format("psnr={} dB, snr={} dB", format_g(s.psnr, 5), format_g(s.snr, 5));
+      break;
+  }
+  if (!s.note.empty()) text += ", " + s.note;
+  return text + fmt::format(", error/tolerance={}", format_g(s.ratio, 3));
+}
+
+void log_layerwise_summary(const LayerwiseResult& r, const LayerwiseOptions& options) {
+  const CompareMetric metric = options.compare.metric;
+  size_t failed = 0;
+  for (const auto& t : r.tensors) failed += t.compared && !t.passed ? 1 : 0;
+  const std::string head = fmt::format(
+      "Layer-wise Summary | {} vs. {} | {}/{} tensors passed | {} batch(es), peak {} of a {} "
+      "budget",
+      options.other_is_first ? options.other_name : options.reference_name,
+      options.other_is_first ? options.reference_name : options.other_name,
+      r.tensors.size() - failed, r.tensors.size(), r.batches, format_bytes(r.peak_batch_bytes),
+      format_bytes(options.budget_bytes));
+  if (failed == 0) logger().finish("{}", head);
+  else logger().error("{}", head);
+  Logger::Indent indent;
+  if (!r.missing.empty())
+    logger().warning("{} marked tensor(s) were not provided by {}: {}", r.missing.size(),
+                     options.other_name, format_name_list(r.missing));
+  if (r.first_divergence) {
+    const NodeResult& n = r.nodes[*r.first_divergence];
+    logger().error("First divergence: node '{}' ({}), node {} of {}", n.name, n.op_type,
+                   n.index + 1, r.total_nodes);
+    Logger::Indent details;
+    logger().info("Inputs: {}", tensor_list(r, n.inputs, metric));
+    logger().info("Outputs: {}", tensor_list(r, n.outputs, metric));
+    if (!r.path.empty()) logger().info("Path from the input: {}", fmt::join(r.path, " -> "));
+  } else if (failed > 0) {
+    logger().warning("No first divergence: every failing node has a failing input that was "
+                     "compared before it (a marked tensor is missing, or a graph input differs)");
+  }
+  if (!r.top_local.empty()) {
+    logger().info("Largest local errors (what each node adds, the other backend's inputs "
+                  "recomputed on {}):",
+                  options.reference_name);
+    Logger::Indent list;
+    for (size_t k = 0; k < r.top_local.size() && k < kTopLocal; ++k) {
+      const NodeResult& n = r.nodes[r.top_local[k]];
+      logger().info("{}. '{}' ({}) | local error/tolerance={} | total error/tolerance={} | {}",
+                    k + 1, n.name, n.op_type, format_g(*n.local_ratio, 3), format_g(n.ratio, 3),
+                    node_status_name(n.status));
+    }
+  }
+  size_t inherited = 0, diverging = 0;
+  for (const auto& n : r.nodes) {
+    inherited += n.status == NodeStatus::kInherited ? 1 : 0;
+    diverging += n.status == NodeStatus::kDiverges ? 1 : 0;
+  }
+  if (failed > 0)
+    logger().info("{} failing node(s) add error of their own; {} only inherit it", diverging,
+                  inherited);
+}
+
+}  // namespace parity
