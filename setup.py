@@ -135,6 +135,25 @@ class CMakeBuild(build_ext):
               flush=True)
 
 
+def check_build_tools():
+    # --no-build-isolation installs nothing and skips pip's check of pyproject.toml's
+    # build-system.requires, so a missing one would surface as "invalid command 'bdist_wheel'".
+    import setuptools
+
+    missing = []
+    if int(setuptools.__version__.split(".")[0]) < 66:
+        missing.append(f"setuptools>=66 (it has {setuptools.__version__})")
+    try:
+        import wheel  # noqa: F401
+    except ImportError:
+        missing.append("wheel")
+    if missing:
+        fail(f"the Python building it ({sys.executable}) lacks {' and '.join(missing)}, and "
+             f"--no-build-isolation installs nothing; build with Debian's /usr/bin/python3 "
+             f"(python3-setuptools, python3-wheel) or a venv made with --system-site-packages")
+
+
+check_build_tools()
 VERSION = cmake_project_version()
 (FRESH_BUILD_DIR / "setuptools").mkdir(parents=True, exist_ok=True)
 
