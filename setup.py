@@ -22,6 +22,7 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 # One level below the checkout, like build/: ccache (base_dir) then serves the same objects.
@@ -114,6 +115,15 @@ def built_module(build_dir):
          f"{sys.executable}")
 
 
+class FreshBuildPy(build_py):
+    """Empties the package's staging folder first: setuptools keeps what earlier builds put
+    there, and the wheel would carry it (a Python file deleted since, say)."""
+
+    def run(self):
+        shutil.rmtree(Path(self.build_lib) / "parity", ignore_errors=True)
+        super().run()
+
+
 class CMakeBuild(build_ext):
     """Builds (or reuses) the CMake targets and copies them where the wheel takes them from."""
 
@@ -162,7 +172,7 @@ setup(
     # Built by CMakeBuild, not by setuptools' compiler; listing it makes the wheel platform-
     # and interpreter-specific, as a compiled module must be.
     ext_modules=[Extension("parity._parity", sources=[])],
-    cmdclass={"build_ext": CMakeBuild},
+    cmdclass={"build_py": FreshBuildPy, "build_ext": CMakeBuild},
     # setuptools' own scratch space, kept out of CMake's build/ folder.
     options={"build": {"build_base": str(FRESH_BUILD_DIR / "setuptools")},
              "egg_info": {"egg_base": str(FRESH_BUILD_DIR / "setuptools")}},
