@@ -15,9 +15,9 @@ namespace {
 
 constexpr double kRtol = 1e-6, kAtol = 1e-6;
 
-// Scaled dot-product attention as the Attention-23 specification draws it: scale * Q K^T,
-// plus the mask (bool: -inf where false; padded with -inf to the key count) and the causal
-// bias (upper-left: key j > query i masked), then softcap, softmax over the keys, times V.
+// Scaled dot-product attention as ONNX's reference implementation computes it: scale * Q K^T,
+// softcap, plus the mask (bool: -inf where false; padded with -inf to the key count) and the
+// causal bias (upper-left: key j > query i masked), softmax over the keys, times V.
 constexpr const char* kNumpyAttention = R"(
 def attention(Q, K, V, mask=None, past_k=None, past_v=None, scale=None, causal=False,
               qh=None, kvh=None, softcap=0.0, mode=0, nonpad=None):
@@ -45,14 +45,14 @@ def attention(Q, K, V, mask=None, past_k=None, past_v=None, scale=None, causal=F
         bias = bias + np.where(np.tril(np.ones((sq, total))) > 0, 0.0, -np.inf)
     if nonpad is not None:
         bias = bias + np.where(np.arange(total)[None, :] < nonpad[:, None], 0.0, -np.inf)[:, None, None, :]
-    biased = qk + bias
-    capped = softcap * np.tanh(biased / softcap) if softcap > 0 else biased
-    e = np.exp(capped - capped.max(axis=-1, keepdims=True))
+    capped = softcap * np.tanh(qk / softcap) if softcap > 0 else qk
+    biased = capped + bias
+    e = np.exp(biased - biased.max(axis=-1, keepdims=True))
     p = e / e.sum(axis=-1, keepdims=True)
     y = p @ V
     if three:
         y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
-    return y, present_k, present_v, [qk, biased, capped, p][mode]
+    return y, present_k, present_v, [qk, capped, biased, p][mode]
 )";
 
 TEST(Opset23Kernels, Attention4dWithFloatMaskSoftcapAndEveryQkOutputMode) {

@@ -1,11 +1,13 @@
 // Attention (opsets 23 and 24): scaled dot-product attention over Q, K, V with
 //   scores = scale * Q K^T                       (qk_matmul_output_mode 0)
-//   biased = scores + mask + causal bias         (mode 1)
-//   capped = softcap * tanh(biased / softcap)    (mode 2; only when softcap > 0)
-//   probs  = softmax(capped) over the keys       (mode 3)
+//   capped = softcap * tanh(scores / softcap)    (mode 1; only when softcap > 0)
+//   biased = capped + mask + causal bias         (mode 2)
+//   probs  = softmax(biased) over the keys       (mode 3)
 //   Y      = probs V
-// in that order, as the specification's diagram draws it. Inputs are 4-D (batch, heads,
-// sequence, head_size) or 3-D (batch, sequence, heads * head_size) with q_num_heads and
+// Softcap comes before the mask as in ONNX's reference implementation (onnx/reference/ops/
+// op_attention.py) and ONNX Runtime: the operator page's diagram draws the mask first, which
+// would turn a masked key's -inf into -softcap and let it take part. Inputs are 4-D (batch,
+// heads, sequence, head_size) or 3-D (batch, sequence, heads * head_size) with q_num_heads and
 // kv_num_heads given. Grouped-query heads: query head h reads key/value head
 // h / (q_heads / kv_heads). past_key/past_value are concatenated before K/V along the sequence
 // (present_key/present_value are the results). The boolean mask keeps the keys where it is
@@ -69,8 +71,8 @@ class Attention : public Kernel {
     if (is_causal_ != 0 && is_causal_ != 1)
       ctx.fail("attribute 'is_causal' is {}; it must be 0 or 1", is_causal_);
     if (mode_ < 0 || mode_ > 3)
-      ctx.fail("attribute 'qk_matmul_output_mode' is {}; valid: 0 (QK), 1 (with the mask), "
-               "2 (after softcap), 3 (after softmax)",
+      ctx.fail("attribute 'qk_matmul_output_mode' is {}; valid: 0 (QK), 1 (after softcap), "
+               "2 (with the mask), 3 (after softmax)",
                mode_);
     if (softcap_ < 0) ctx.fail("attribute 'softcap' is {}; it must be >= 0", softcap_);
     if (ctx.has_attr("softmax_precision")) {
@@ -163,10 +165,10 @@ class Attention : public Kernel {
           for (int64_t d = 0; d < q.size; ++d) dot += q.at(b, h, i, d) * k.at(b, hk, j, d);
           double x = scale * dot;
           if (mode_ == 0) qk[j] = x;
+          if (softcap_ > 0) x = softcap_ * std::tanh(x / softcap_);
+          if (mode_ == 1) qk[j] = x;
           if (brow) x += brow[j];
           if (j >= valid[b] || (is_causal_ && j > i)) x = kNegInf;
-          if (mode_ == 1) qk[j] = x;
-          if (softcap_ > 0) x = softcap_ * std::tanh(x / softcap_);
           if (mode_ == 2) qk[j] = x;
           s[j] = x;
         }
