@@ -17,7 +17,8 @@ constexpr double kRtol = 1e-6, kAtol = 1e-6;
 
 // Scaled dot-product attention as ONNX's reference implementation computes it: scale * Q K^T,
 // softcap, plus the mask (bool: -inf where false; padded with -inf to the key count) and the
-// causal bias (upper-left: key j > query i masked), softmax over the keys, times V.
+// causal bias (key j > query i + offset masked; offset = the past length, or
+// nonpad_kv_seqlen - q_len, or 0), softmax over the keys, times V.
 constexpr const char* kNumpyAttention = R"(
 def attention(Q, K, V, mask=None, past_k=None, past_v=None, scale=None, causal=False,
               qh=None, kvh=None, softcap=0.0, mode=0, nonpad=None):
@@ -30,6 +31,7 @@ def attention(Q, K, V, mask=None, past_k=None, past_v=None, scale=None, causal=F
         K = np.concatenate([past_k.astype(np.float64), K], axis=2)
         V = np.concatenate([past_v.astype(np.float64), V], axis=2)
     present_k, present_v = K, V
+    past = 0 if past_k is None else past_k.shape[2]
     group = Q.shape[1] // K.shape[1]
     K, V = np.repeat(K, group, axis=1), np.repeat(V, group, axis=1)
     if scale is None:
@@ -42,7 +44,9 @@ def attention(Q, K, V, mask=None, past_k=None, past_v=None, scale=None, causal=F
         m = np.concatenate([m, np.full(m.shape[:-1] + (total - m.shape[-1],), -np.inf)], axis=-1)
         bias = bias + m
     if causal:
-        bias = bias + np.where(np.tril(np.ones((sq, total))) > 0, 0.0, -np.inf)
+        offset = np.full(qk.shape[0], past) if nonpad is None else nonpad - sq
+        j, i = np.arange(total)[None, None, :], np.arange(sq)[None, :, None]
+        bias = bias + np.where(j <= i + offset[:, None, None], 0.0, -np.inf)[:, None, :, :]
     if nonpad is not None:
         bias = bias + np.where(np.arange(total)[None, :] < nonpad[:, None], 0.0, -np.inf)[:, None, None, :]
     capped = softcap * np.tanh(qk / softcap) if softcap > 0 else qk
@@ -113,15 +117,18 @@ q = rng.randn(2, 2, 3, 4).astype(np.float32); k = rng.randn(2, 2, 5, 4).astype(n
 v = rng.randn(2, 2, 5, 4).astype(np.float32); n = np.array([3, 5], dtype=np.int64)
 for a, nm in ((q, 'q'), (k, 'k'), (v, 'v'), (n, 'n')): save(nm, a)
 save('y', attention(q, k, v, nonpad=n)[0].astype(np.float32))
+save('yc', attention(q, k, v, nonpad=n, causal=True)[0].astype(np.float32))
 )");
   TensorMap out = run_text_model(R"(
     <ir_version: 10, opset_import: ["" : 24]>
-    g (float[2,2,3,4] q, float[2,2,5,4] k, float[2,2,5,4] v, int64[2] n) => (float y) {
+    g (float[2,2,3,4] q, float[2,2,5,4] k, float[2,2,5,4] v, int64[2] n) => (float y, float yc) {
       y = Attention(q, k, v, , , , n)
+      yc = Attention<is_causal = 1>(q, k, v, , , , n)
     }
   )",
                                  feed_of(np, {"q", "k", "v", "n"}));
   EXPECT_TRUE(tensors_close(out.at("y"), np.at("y"), kRtol, kAtol));
+  EXPECT_TRUE(tensors_close(out.at("yc"), np.at("yc"), kRtol, kAtol));
 
   std::string e = error_of([&] {
     run_text_model(R"(

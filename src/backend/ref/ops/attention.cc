@@ -11,9 +11,12 @@
 // kv_num_heads given. Grouped-query heads: query head h reads key/value head
 // h / (q_heads / kv_heads). past_key/past_value are concatenated before K/V along the sequence
 // (present_key/present_value are the results). The boolean mask keeps the keys where it is
-// true; a float mask is added; a mask shorter than the keys is padded with -inf; is_causal
-// masks the keys j > i (upper-left alignment, the specification's wording). Opset 24's
-// nonpad_kv_seqlen masks the keys j >= nonpad_kv_seqlen[b]. Everything is computed in double
+// true; a float mask is added; a mask shorter than the keys is padded with -inf. is_causal
+// masks the keys j > i + offset: offset 0 without a cache (the upper-left alignment the
+// specification names), the past length with past_key (the new queries follow the cached
+// keys), and nonpad_kv_seqlen[b] - q_len with opset 24's nonpad_kv_seqlen, as ONNX's reference
+// and ONNX Runtime align it. nonpad_kv_seqlen also masks the keys j >= nonpad_kv_seqlen[b].
+// Everything is computed in double
 // and each output rounded once, so softmax_precision (which can only ask for float, float16,
 // double or bfloat16) changes nothing but is checked.
 #include <cmath>
@@ -121,6 +124,7 @@ class Attention : public Kernel {
                q.heads, k.heads);
     if ((past_k == nullptr) != (past_v == nullptr))
       ctx.fail("past_key and past_value must be given together");
+    int64_t past_len = 0;
     if (past_k) {
       if (nonpad) ctx.fail("nonpad_kv_seqlen cannot be used with past_key and past_value");
       Heads pk = cache_of(*past_k, k, "past_key", ctx);
@@ -128,12 +132,14 @@ class Attention : public Kernel {
       if (pk.seq != pv.seq)
         ctx.fail("past_key {} and past_value {} have different sequence lengths",
                  shape_str(past_k->shape()), shape_str(past_v->shape()));
+      past_len = pk.seq;
       k = concat_seq(pk, k);
       v = concat_seq(pv, v);
     }
     const int64_t total = k.seq;
     const int64_t sq = q.seq, hq = q.heads, group = q.heads / k.heads;
     std::vector<int64_t> valid(static_cast<size_t>(q.batch), total);
+    std::vector<int64_t> causal_offset(static_cast<size_t>(q.batch), past_len);
     if (nonpad) {
       std::vector<int64_t> n = read_int64s(*nonpad, "input 'nonpad_kv_seqlen'");
       if (nonpad->dtype() != DataType::kInt64 || nonpad->shape() != Shape{q.batch})
@@ -143,6 +149,7 @@ class Attention : public Kernel {
         if (n[b] < 0 || n[b] > total)
           ctx.fail("nonpad_kv_seqlen[{}] is {}; it must be in [0, {}]", b, n[b], total);
         valid[b] = n[b];
+        causal_offset[b] = n[b] - sq;
       }
     }
     // The bias for every (batch, head, query, key): mask, padding and causal part.
@@ -168,7 +175,7 @@ class Attention : public Kernel {
           if (softcap_ > 0) x = softcap_ * std::tanh(x / softcap_);
           if (mode_ == 1) qk[j] = x;
           if (brow) x += brow[j];
-          if (j >= valid[b] || (is_causal_ && j > i)) x = kNegInf;
+          if (j >= valid[b] || (is_causal_ && j > i + causal_offset[b])) x = kNegInf;
           if (mode_ == 2) qk[j] = x;
           s[j] = x;
         }
