@@ -30,7 +30,8 @@ constexpr const char* kGraph = R"(
     i = Identity(rt)
     red = MatMul(i, b)
     y = Add(w, red)
-    da, db, dc, du = ai.onnx.preview.training.Gradient<xs = ["a", "b", "c", "unused"], zs = ["z"], y = "y">(a, b, c, unused, z)
+    da, db, dc, du = ai.onnx.preview.training.Gradient<xs = ["a", "b", "c", "unused"],
+                                                       zs = ["z"], y = "y">(a, b, c, unused, z)
   }
 )";
 

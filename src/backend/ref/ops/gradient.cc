@@ -84,9 +84,9 @@ Real matmul2d(const Real& a, const Real& b, bool ta, bool tb) {
   return c;
 }
 
-const std::set<std::string> kDifferentiable = {"Add",  "Sub",     "Mul",  "Div", "Neg",
-                                                "Identity", "Relu", "Sigmoid", "Tanh", "Exp",
-                                                "Log",  "Sqrt",    "MatMul", "Constant"};
+const std::set<std::string> kDifferentiable = {
+    "Add", "Sub", "Mul", "Div", "Neg", "Identity", "Relu", "Sigmoid", "Tanh", "Exp", "Log",
+    "Sqrt", "MatMul", "Constant"};
 
 // The initializer `name` of `graph` or of a graph enclosing it.
 const Tensor* find_initializer(const ir::Graph* graph, const std::string& name) {
@@ -169,11 +169,12 @@ class Gradient : public Kernel {
     for (const ir::Node* node : nodes_) {
       auto arg = [&](size_t k) -> const Real& { return value.at(node->inputs.at(k)); };
       const std::string& op = node->op_type;
+      auto binary = [&](auto f) { return broadcast_apply(arg(0), arg(1), f); };
       Real r;
-      if (op == "Add") r = broadcast_apply(arg(0), arg(1), [](double a, double b) { return a + b; });
-      else if (op == "Sub") r = broadcast_apply(arg(0), arg(1), [](double a, double b) { return a - b; });
-      else if (op == "Mul") r = broadcast_apply(arg(0), arg(1), [](double a, double b) { return a * b; });
-      else if (op == "Div") r = broadcast_apply(arg(0), arg(1), [](double a, double b) { return a / b; });
+      if (op == "Add") r = binary([](double a, double b) { return a + b; });
+      else if (op == "Sub") r = binary([](double a, double b) { return a - b; });
+      else if (op == "Mul") r = binary([](double a, double b) { return a * b; });
+      else if (op == "Div") r = binary([](double a, double b) { return a / b; });
       else if (op == "Neg") r = map(arg(0), [](double a) { return -a; });
       else if (op == "Identity") r = arg(0);
       else if (op == "Relu") r = map(arg(0), [](double a) { return a < 0 ? 0.0 : a; });
