@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
+#include <map>
+#include <set>
 
 namespace parity::onnxrt {
 namespace {
@@ -84,9 +85,9 @@ std::optional<DataType> cast_target(const ir::Node& node, const ir::Graph& graph
 
 // Appends the departures `node` may meet.
 void match_node(const ir::Model& model, const ir::Graph& graph, const ir::Node& node,
-                std::vector<Departure>& out) {
+                const std::string& top, std::vector<Departure>& out) {
   if (!node.domain.empty()) return;
-  auto add = [&](std::string_view id) { out.push_back({&info(id), node.name}); };
+  auto add = [&](std::string_view id) { out.push_back({&info(id), node.name, top}); };
   const std::string& op = node.op_type;
   const int64_t opset = model.opset("");
   if (op == "AveragePool") {
@@ -130,13 +131,16 @@ void match_node(const ir::Model& model, const ir::Graph& graph, const ir::Node& 
   }
 }
 
-void match_graph(const ir::Model& model, const ir::Graph& graph, std::vector<Departure>& out) {
+// `top` is the top-level node the graph belongs to ("" for the top-level graph itself).
+void match_graph(const ir::Model& model, const ir::Graph& graph, const std::string& top,
+                 std::vector<Departure>& out) {
   for (const ir::Node& node : graph.nodes) {
-    match_node(model, graph, node, out);
+    const std::string& owner = top.empty() ? node.name : top;
+    match_node(model, graph, node, owner, out);
     for (const ir::Attribute& a : node.attributes) {
-      if (a.g) match_graph(model, *a.g, out);
+      if (a.g) match_graph(model, *a.g, owner, out);
       for (const auto& g : a.graphs)
-        if (g) match_graph(model, *g, out);
+        if (g) match_graph(model, *g, owner, out);
     }
   }
 }
@@ -147,7 +151,31 @@ const std::vector<DepartureInfo>& all_departures() { return kDepartures; }
 
 std::vector<Departure> known_departures(const ir::Model& model) {
   std::vector<Departure> out;
-  match_graph(model, model.graph, out);
+  match_graph(model, model.graph, "", out);
+  return out;
+}
+
+std::vector<Departure> known_departures(const ir::Model& model,
+                                        const std::vector<std::string>& values) {
+  // The names every requested value depends on, walking producers back from them.
+  std::map<std::string, const ir::Node*> producer;
+  for (const ir::Node& node : model.graph.nodes)
+    for (const std::string& out : node.outputs)
+      if (!out.empty()) producer[out] = &node;
+  std::set<const ir::Node*> upstream;
+  std::vector<std::string> pending = values;
+  while (!pending.empty()) {
+    const std::string name = pending.back();
+    pending.pop_back();
+    auto it = producer.find(name);
+    if (it == producer.end() || !upstream.insert(it->second).second) continue;
+    for (const std::string& in : it->second->inputs) pending.push_back(in);
+  }
+  std::set<std::string> names;
+  for (const ir::Node* n : upstream) names.insert(n->name);
+  std::vector<Departure> out;
+  for (Departure& d : known_departures(model))
+    if (names.count(d.top_node)) out.push_back(std::move(d));
   return out;
 }
 
