@@ -8,6 +8,7 @@
 // checking op names).
 #include <gtest/gtest.h>
 
+#include "core/thread_pool.h"
 #include "ref_test_util.h"
 
 namespace parity::testing {
@@ -319,6 +320,37 @@ save('v', np.take_along_axis(x, order, axis=1)); save('i', order.astype(np.int64
                                  feed_of(np, {"x"}));
   EXPECT_TRUE(tensors_identical(out.at("v"), np.at("v")));
   EXPECT_TRUE(tensors_identical(out.at("i"), np.at("i")));
+}
+
+TEST(Opset23Kernels, SameBitsOnAnyThreadCountAndFloat16Attention) {
+  auto np = numpy_arrays(std::string(kNumpyAttention) + R"(
+q = rng.randn(4, 8, 64, 16).astype(np.float16); k = rng.randn(4, 2, 64, 16).astype(np.float16)
+v = rng.randn(4, 2, 64, 16).astype(np.float16); x = rng.randn(4, 64, 128).astype(np.float32)
+s = rng.randn(128).astype(np.float32)
+for a, n in ((q, 'q'), (k, 'k'), (v, 'v'), (x, 'x'), (s, 's')): save(n, a)
+save('y', attention(q, k, v, causal=True)[0].astype(np.float16))
+)");
+  auto run = [&] {
+    return run_text_model(R"(
+      <ir_version: 10, opset_import: ["" : 23]>
+      g (float16[4,8,64,16] q, float16[4,2,64,16] k, float16[4,2,64,16] v, float[4,64,128] x,
+         float[128] s) => (float16 y, float r) {
+        y = Attention<is_causal = 1>(q, k, v)
+        r = RMSNormalization(x, s)
+      }
+    )",
+                          feed_of(np, {"q", "k", "v", "x", "s"}));
+  };
+  set_num_threads(1);
+  TensorMap one = run();
+  set_num_threads(4);
+  TensorMap four = run();
+  set_num_threads(0);
+  EXPECT_TRUE(tensors_identical(four.at("y"), one.at("y")));
+  EXPECT_TRUE(tensors_identical(four.at("r"), one.at("r")));
+  // float16: computed in double and rounded once, within one float16 step of NumPy's float64
+  // result rounded (the sums' order differs).
+  EXPECT_TRUE(tensors_close(one.at("y"), np.at("y"), 1e-3, 1e-3));
 }
 
 }  // namespace
