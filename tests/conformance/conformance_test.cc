@@ -400,6 +400,15 @@ void register_node_tests() {
     ::testing::RegisterTest("NodeTests", name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                             [name, dir]() -> ::testing::Test* { return new NodeTest(name, dir); });
   }
+  // The two model tests of the `simple` folder (beside `node`) that use the training domain's
+  // Gradient op; the folder's other models are not run here.
+  const fs::path simple = fs::path(root).parent_path() / "simple";
+  for (const std::string name : {"test_gradient_of_add", "test_gradient_of_add_and_mul"}) {
+    if (!std::regex_search(name, pattern)) continue;
+    fs::path dir = simple / name;
+    ::testing::RegisterTest("SimpleTests", name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            [name, dir]() -> ::testing::Test* { return new NodeTest(name, dir); });
+  }
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <new>
 #include <set>
 
+#include "backend/ref/opsets.h"
 #include "backend/ref/registry.h"
+#include "core/logger.h"
 
 namespace parity::ref {
 
@@ -137,6 +139,11 @@ Value fetch(const Frame& frame, const InputRef& ref) {
 
 Executor::Executor(std::shared_ptr<const ir::Model> model) : model_(std::move(model)) {
   PARITY_ENFORCE(model_ != nullptr, "the executor needs a model");
+  if (model_->opset("") > kHighestOnnxOpset)
+    logger().warning("the model imports ai.onnx opset {}; the reference backend implements "
+                     "opsets up to {}, so ops changed after {} run with their opset-{} meaning",
+                     model_->opset(""), kHighestOnnxOpset, kHighestOnnxOpset,
+                     kHighestOnnxOpset);
   main_ = &prepare(model_->graph, nullptr);
 }
 

@@ -1,5 +1,5 @@
 // Activations: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Sigmoid, Tanh,
-// Softplus, Softsign, ThresholdedRelu, Shrink, Mish, Gelu, and Clip. Each formula is the
+// Softplus, Softsign, ThresholdedRelu, Shrink, Mish, Gelu, Swish, and Clip. Each formula is the
 // spec's, evaluated in double with the attributes' float values and rounded once.
 #include <cmath>
 #include <numbers>
@@ -92,6 +92,12 @@ struct SigmoidFn {
   explicit SigmoidFn(const OpContext&) {}
   double operator()(double v) const { return 1.0 / (1.0 + std::exp(-v)); }
 };
+// Swish (opset 24): x * sigmoid(alpha * x).
+struct SwishFn {
+  explicit SwishFn(const OpContext& ctx) : alpha(ctx.attr_float("alpha", 1.0f)) {}
+  double operator()(double v) const { return v / (1.0 + std::exp(-alpha * v)); }
+  double alpha;
+};
 struct TanhFn {
   explicit TanhFn(const OpContext&) {}
   double operator()(double v) const { return std::tanh(v); }
@@ -152,7 +158,7 @@ PARITY_REF_OP("", "Tanh", 1, kOpsetMax, Activation<TanhFn>);
 PARITY_REF_OP("", "Softplus", 1, kOpsetMax, Activation<SoftplusFn>);
 PARITY_REF_OP("", "Softsign", 1, kOpsetMax, Activation<SoftsignFn>);
 // One version each since: ThresholdedRelu 10, Celu 12, HardSwish 14, Shrink 9 (numeric types),
-// Mish 18, Gelu 20.
+// Mish 18, Gelu 20, Swish 24.
 PARITY_REF_OP("", "ThresholdedRelu", 10, kOpsetMax, Activation<ThresholdedReluFn>);
 PARITY_REF_OP("", "Celu", 12, kOpsetMax, Activation<CeluFn>);
 PARITY_REF_OP("", "HardSwish", 14, kOpsetMax, Activation<HardSwishFn>);
@@ -160,6 +166,7 @@ using Shrink = Activation<ShrinkFn, NumericTypes>;
 PARITY_REF_OP("", "Shrink", 9, kOpsetMax, Shrink);
 PARITY_REF_OP("", "Mish", 18, kOpsetMax, Activation<MishFn>);
 PARITY_REF_OP("", "Gelu", 20, kOpsetMax, Activation<GeluFn>);
+PARITY_REF_OP("", "Swish", 24, kOpsetMax, Activation<SwishFn>);
 
 // PRelu: y = x < 0 ? slope * x : x, with slope broadcast to x's shape.
 using PReluTypes = Concat<FloatTypes, TypeList<int32_t, int64_t, uint32_t, uint64_t>>;

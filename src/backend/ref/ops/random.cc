@@ -258,6 +258,12 @@ PARITY_REF_OP("", "Bernoulli", 15, kOpsetMax, Bernoulli);
 // from 12): output = data and mask = all kept. Training: an element is kept when a uniform
 // draw is >= ratio, and kept elements are scaled by 1 / (1 - ratio). The mask is of the data's
 // type before 10 and bool from 10.
+// The mask in inference mode, per opset: 1 and 6 say it "is not filled" when is_test is set
+// (any value is allowed; ones are written); 7 to 11 only say the output is a copy of the
+// input, and 12 on define output = scale * data * mask, which a copy satisfies only with
+// every element kept; ONNX's reference implementation returns ones at every opset. So the
+// mask is all ones. ONNX Runtime writes zeros at opsets 7 to 11: a departure, listed in
+// docs/onnxruntime-departures.md (dropout-inference-mask).
 template <int kVersion>
 class Dropout : public Kernel {
  public:

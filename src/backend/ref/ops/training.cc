@@ -3,8 +3,7 @@
 // gradients G and their optimiser states, and returns the updated X and states. Every formula
 // is the spec's, evaluated in double and rounded once per output element.
 //
-// Gradient, the domain's fourth op, is out of scope: it differentiates a graph, which is not a
-// kernel computation.
+// Gradient, the domain's fourth op, differentiates part of the graph: see gradient.cc.
 #include <array>
 #include <cmath>
 
