@@ -25,9 +25,11 @@ ctest_status=${PIPESTATUS[0]}
 
 # ctest's own summary: "NN% tests passed, F tests failed out of T".
 summary=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
-rm -f "$log"
 total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<< "$summary")
 failed=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<< "$summary")
+# Tests that skipped themselves (GTEST_SKIP) are listed by ctest as "(Skipped)": not passed.
+skipped=$(grep -cE '^\s+[0-9]+ - .*\(Skipped\)' "$log" || true)
+rm -f "$log"
 if [ -z "$summary" ]; then
   echo "tests: 0 passed, 1 failed"
   exit 1
@@ -44,11 +46,12 @@ pytest_status=${PIPESTATUS[0]}
 count() { grep -E "^=*[ ]*[0-9]+ (passed|failed|errors?|skipped)" "$pylog" | tail -n 1 |
   grep -oE "[0-9]+ $1" | grep -oE "[0-9]+" || echo 0; }
 py_passed=$(count passed)
+py_skipped=$(count skipped)
 py_failed=$(( $(count failed) + $(count "errors?") ))
 rm -f "$pylog"
 if [ "$pytest_status" -ne 0 ] && [ "$pytest_status" -ne 5 ] && [ "$py_failed" -eq 0 ]; then
   py_failed=1  # pytest itself failed (no module, a crash): count it
 fi
 
-echo "tests: $((total - failed + py_passed)) passed, $((failed + py_failed)) failed"
+echo "tests: $((total - failed - skipped + py_passed)) passed, $((failed + py_failed)) failed, $((skipped + py_skipped)) skipped"
 [ "$ctest_status" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$py_failed" -eq 0 ]

@@ -212,7 +212,7 @@ void bind_comparator(py::module_& m) {
   m.def(
       "comparator_run",
       [](const std::vector<std::shared_ptr<Runner>>& runners, py::object data_loader,
-         int64_t warm_up, const std::string& save_inputs_path) {
+         int64_t warm_up, const std::string& save_inputs_path, bool strict_inputs) {
         FeedSource* borrowed = nullptr;
         std::unique_ptr<FeedSource> owned = feeds_from_object(std::move(data_loader), &borrowed);
         FeedSource& feeds = borrowed ? *borrowed : *owned;
@@ -221,6 +221,7 @@ void bind_comparator(py::module_& m) {
         std::vector<TensorMap> used;
         RunOptions options;
         options.warm_up = warm_up;
+        options.strict_inputs = strict_inputs;
         if (!save_inputs_path.empty()) options.used_feeds = &used;
         RunResults results;
         {
@@ -234,7 +235,7 @@ void bind_comparator(py::module_& m) {
         return results;
       },
       py::arg("runners"), py::arg("data_loader"), py::arg("warm_up"),
-      py::arg("save_inputs_path"));
+      py::arg("save_inputs_path"), py::arg("strict_inputs") = false);
 
   m.def(
       "comparator_compare_accuracy",

@@ -31,7 +31,10 @@ void set_op_plugin_loader(OpPluginLoader loader) { loaders().ops = std::move(loa
 LoadedPlugin load_plugin(const std::string& path) {
   PluginLoaders& l = loaders();
   std::lock_guard lock(l.mutex);
-  if (auto it = l.loaded.find(path); it != l.loaded.end()) return it->second;
+  // A library loaded again registers its ops again (replacing later registrations of the same
+  // ops, as ref::load_plugin documents); its backends are registered once.
+  const auto earlier = l.loaded.find(path);
+  const bool again = earlier != l.loaded.end();
   // Opened here only to see which entry points it has; each loader opens it again (dlopen
   // counts references), and the library stays loaded while anything of it is registered.
   void* probe = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -49,7 +52,8 @@ LoadedPlugin load_plugin(const std::string& path) {
       fail("failed to load plugin library '{}': it exports neither '{}' (reference kernels for "
            "custom ops) nor '{}' (backends); see docs/plugins.md",
            path, PARITY_PLUGIN_ENTRY_POINT, PARITY_BACKEND_ENTRY_POINT);
-    if (has_backends) info.backends = register_plugin_backends(probe, path);
+    if (has_backends)
+      info.backends = again ? earlier->second.backends : register_plugin_backends(probe, path);
     if (has_ops) {
       if (!l.ops)
         fail("failed to load the ops of plugin library '{}': no backend of this build takes op "
@@ -58,10 +62,11 @@ LoadedPlugin load_plugin(const std::string& path) {
       info.ops = l.ops(path);
     }
   } catch (...) {
-    if (info.backends.empty()) dlclose(probe);
+    if (info.backends.empty() || again) dlclose(probe);
     throw;
   }
-  if (info.backends.empty()) dlclose(probe);  // the op loader holds its own reference
+  // The op loader and a registered backend hold their own references.
+  if (info.backends.empty() || again) dlclose(probe);
   l.loaded[path] = info;
   return info;
 }

@@ -21,7 +21,8 @@ struct LoadedPlugin {
 
 // Loads the library and registers what it serves. Throws Error when it cannot be opened,
 // exports neither entry point, was built for another interface version, or its entry point
-// reports a failure. A library already loaded by this function is not loaded again.
+// reports a failure. Loading a library again registers its ops again (replacing later
+// registrations of them) and keeps its backends as they are.
 LoadedPlugin load_plugin(const std::string& path);
 
 // The loader of op plugins: registers the ops of the library at `path` and returns their

@@ -114,6 +114,13 @@ struct Backend {
   std::function<TensorMap(Runner& runner, const TensorMap& feed, const NodeObserver& observer)>
       run_observed;
 
+  // Known causes of a disagreement (optional): one message per place where this backend is
+  // known to depart from the ONNX specification on the nodes that the failing values depend
+  // on (ONNX Runtime's list: docs/onnxruntime-departures.md).
+  std::function<std::vector<std::string>(const ir::Model& model,
+                                         const std::vector<std::string>& failing_values)>
+      known_departures;
+
   // The flags, split: {"--pluginref", "--ref"}.
   std::vector<std::string> flag_list() const;
 };

@@ -110,13 +110,26 @@ int main(int argc, char** argv) {
   auto runtime = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  // Polygraphy frames `run` alone with RUNNING and PASSED/FAILED lines, and not when the run
+  // is only written as a script. PASSED is printed only for a passing RunVerdict (or a script
+  // that ran the comparison and exited 0): comparator/verdict.h says how one is made.
+  const bool framed = run->parsed() && run_args.gen_script.empty();
   int status = 0;
+  bool passed = false;
   try {
     apply_logging_args(*logging);
-    logger().start("RUNNING | Command: {}", command);
+    if (framed) logger().start("RUNNING | Command: {}", command);
     if (run->parsed()) {
       run_args.backends = collect_backend_args(*run);
-      status = run_command(run_args);
+      const RunEnd end = run_command(run_args);
+      if (end.verdict) {
+        if (!end.verdict->why().empty()) logger().error("{}", end.verdict->why());
+        status = end.verdict->exit_status();
+        passed = end.verdict->passed();
+      } else {
+        status = end.script_status.value_or(kExitFailed);
+        passed = status == 0;
+      }
     } else if (inspect_model->parsed()) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {
@@ -137,11 +150,12 @@ int main(int argc, char** argv) {
     logger().log(Severity::kCritical, std::string("Unexpected error: ") + e.what());
     status = kExitFailed;
   }
-  if (status == 0)
+  if (!framed) return status;
+  if (passed && status == 0)
     logger().finish("PASSED | Runtime: {:.3f}s | Command: {}", runtime(), command);
   else
     logger().error("FAILED | Runtime: {:.3f}s | Command: {}", runtime(), command);
-  return status;
+  return status == 0 && !passed ? kExitFailed : status;
 }
 
 }  // namespace parity::cli

@@ -22,15 +22,17 @@ std::vector<ConfiguredBackend> BackendArgs::configure() const {
 
 void add_backend_args(CLI::App& app) {
   for (const Backend* b : BackendRegistry::global().all()) {
-    app.add_flag(b->flags, b->help)->group("Runners");
+    app.add_flag(b->flags)->description(b->help)->group("Runners");
     for (const BackendOption& o : b->options) {
       CLI::Option* opt = nullptr;
       std::string help = o.help;
       if (!o.default_text.empty()) help += ". Defaults to " + o.default_text;
+      // No variable is bound: values are read back by collect_backend_args. (A non-const
+      // string as the second argument would be taken as the variable to fill.)
       if (o.kind == BackendOption::Kind::kFlag) {
-        opt = app.add_flag(o.flags, help);
+        opt = app.add_flag(o.flags)->description(help);
       } else {
-        opt = app.add_option(o.flags, help);
+        opt = app.add_option(o.flags)->description(help);
         if (o.kind == BackendOption::Kind::kList) opt->expected(1, CLI::detail::expected_max_vector_size);
         else opt->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         if (!o.choices.empty()) opt->check(CLI::IsMember(o.choices));

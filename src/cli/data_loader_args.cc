@@ -44,6 +44,10 @@ void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {
   app.add_option("--load-inputs,--load-input-data", args.load_inputs,
                  "JSON files of inputs (List[Dict[str, array]]) to use instead of generating")
       ->group(group);
+  app.add_flag("--strict-inputs", args.strict_inputs,
+               "Refuse loaded inputs whose names, dtypes or shapes do not fit the model, instead "
+               "of renaming, casting and reshaping them with a warning as Polygraphy does")
+      ->group(group);
 }
 
 }  // namespace parity::cli

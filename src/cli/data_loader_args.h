@@ -19,6 +19,7 @@ struct DataLoaderArgs {
   std::vector<std::string> val_range;
   std::vector<std::string> input_shapes;
   std::vector<std::string> load_inputs;
+  bool strict_inputs = false;
 
   // The generating DataLoader's options (UsageError for a malformed value).
   DataLoaderOptions options() const;

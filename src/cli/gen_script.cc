@@ -202,8 +202,9 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
   }
 
   fmt::format_to(out, "\n    # Runner execution\n    results = Comparator.run(runners, "
-                      "data_loader=data_loader, warm_up={}, save_inputs_path={})\n",
-                 cmp.warm_up, cmp.save_inputs.empty() ? "None" : py_str(cmp.save_inputs));
+                      "data_loader=data_loader, warm_up={}, save_inputs_path={}{})\n",
+                 cmp.warm_up, cmp.save_inputs.empty() ? "None" : py_str(cmp.save_inputs),
+                 args.data.strict_inputs ? ", strict_inputs=True" : "");
   if (!cmp.save_outputs.empty())
     fmt::format_to(out, "    save_json(results, {}, description='inference results')\n",
                    py_str(cmp.save_outputs));
@@ -216,11 +217,27 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                      return fmt::format("({}, {})", ka.first, ka.second);
                    }));
 
-  fmt::format_to(out, "\n    # Comparison\n    success = True\n    if len(results) > 1:\n"
+  // The verdict as `parity run` makes it (comparator/verdict.h): passing needs a comparison
+  // that compared something, or one runner that ran an iteration.
+  fmt::format_to(out, "\n    # Comparison: nothing passes without a comparison that ran\n"
+                      "    if len(results) > 1:\n"
                       "        compare_func = {}\n"
                       "        accuracy = Comparator.compare_accuracy(results, fail_fast={}, "
                       "compare_func=compare_func)\n"
-                      "        success = success and bool(accuracy)\n",
+                      "        compared = any(len(outputs) for _, iterations in accuracy.items()\n"
+                      "                       for outputs in iterations)\n"
+                      "        if not compared:\n"
+                      "            G_LOGGER.error('Compared nothing: the results hold no "
+                      "iteration with an output to compare')\n"
+                      "        success = compared and bool(accuracy)\n"
+                      "    elif len(results) == 1 and runners:\n"
+                      "        success = len(results[0][1]) > 0\n"
+                      "        if not success:\n"
+                      "            G_LOGGER.error('Ran nothing: the data loader gave no input')\n"
+                      "    else:\n"
+                      "        G_LOGGER.error('Compared nothing: there were no two sets of "
+                      "results to compare')\n"
+                      "        success = False\n",
                  compare_func_code(args, cmp), py_bool(cmp.fail_fast));
   if (cmp.validate)
     fmt::format_to(out, "    success = Comparator.validate(results, check_inf=True, "

@@ -20,8 +20,9 @@ Loader<ModelPtr> ModelArgs::loader() const {
   return ModifyOutputs(model, names, mark_all(), onnx_exclude_outputs);
 }
 
-void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs) {
-  app.add_option("model_file", args.model_file, "Path to the ONNX model")->required();
+void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool required) {
+  CLI::Option* model = app.add_option("model_file", args.model_file, "Path to the ONNX model");
+  if (required) model->required();
   app.add_option("--external-data-dir,--load-external-data,--ext", args.external_data_dir,
                  "Folder holding the model's external data. Defaults to the model's folder")
       ->group("Model");

@@ -26,6 +26,8 @@ struct ModelArgs {
   // The model loader these flags describe: the file, with the outputs marked as asked.
   Loader<ModelPtr> loader() const;
 };
-void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs);
+// `required` false: the model may be left out (`run --load-outputs a.json b.json` compares
+// saved results only).
+void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool required = true);
 
 }  // namespace parity::cli

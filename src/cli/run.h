@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "cli/data_loader_args.h"
 #include "cli/logging_args.h"
 #include "cli/model_args.h"
+#include "comparator/verdict.h"
 
 namespace parity::cli {
 
@@ -32,7 +34,13 @@ struct RunArgs {
 
 // Adds the subcommand to `app`; `args` is filled when it is parsed, except `backends`.
 CLI::App* setup_run(CLI::App& app, RunArgs& args);
-// Runs and returns the exit status: 0 all passed, 1 a comparison or validation failed.
-int run_command(const RunArgs& args);
+// How `parity run` ends. `script` is set when the run was written as a script (--gen-script)
+// or run as one (the script's exit status then stands for the verdict).
+struct RunEnd {
+  std::optional<RunVerdict> verdict;
+  std::optional<int> script_status;
+  bool wrote_script = false;
+};
+RunEnd run_command(const RunArgs& args);
 
 }  // namespace parity::cli

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "comparator/compare_internal.h"
+#include "comparator/feed_coercion.h"
 #include "core/py_format.h"
 #include "core/numeric.h"
 #include "comparator/output_stats.h"
@@ -41,45 +42,12 @@ TensorMetadata metadata_of(const TensorMap& tensors) {
   return meta;
 }
 
-// Fits a cached feed to a runner's metadata, as Polygraphy's DataLoaderCache does: each input
-// is found by exact name, then case-insensitive substring, then position; a dtype that differs
-// is cast and a shape that differs in layout only is reshaped, each with a warning. The feed
-// holds only the runner's inputs (without metadata, the cached feed is passed unchanged).
-TensorMap coerce_feed(const TensorMap& cached, const TensorMetadata& meta) {
-  if (meta.empty()) return cached;
-  TensorMap feed;
-  const std::vector<std::string> names = cached.names();
-  for (size_t index = 0; index < meta.size(); ++index) {
-    const TensorMeta& m = meta[index];
-    std::optional<std::string> found = find_str_in_names(m.name, names, index);
-    if (!found) continue;  // the runner reports the missing input
-    if (*found != m.name)
-      logger().warning(
-          "Input tensor: {} | Buffer name ({}) does not match expected input name ({}).", m.name,
-          *found, m.name);
-    Tensor buffer = cached.at(*found);
-    if (m.dtype && *m.dtype != buffer.dtype() && dtype_is_numeric(buffer.dtype()) &&
-        dtype_is_numeric(*m.dtype)) {
-      logger().warning(
-          "Input tensor: {} | Buffer dtype ({}) does not match expected input dtype ({}), "
-          "attempting to cast. ",
-          m.name, dtype_name(buffer.dtype()), dtype_name(*m.dtype));
-      buffer = cast_tensor(buffer, *m.dtype);
-    }
-    if (m.shape && !dims_accept(*m.shape, buffer.shape()) && dims_are_fixed(*m.shape)) {
-      Shape wanted;
-      for (const Dim& d : *m.shape) wanted.push_back(d.value);
-      if (shape_numel(wanted) == buffer.numel()) {
-        logger().warning(
-            "Input tensor: {} | Buffer shape ({}) does not match expected input shape ({}), "
-            "attempting to transpose/reshape. ",
-            m.name, shape_str(buffer.shape()), dims_str(*m.shape));
-        buffer = buffer.reshaped(wanted);
-      }
-    }
-    feed.set(m.name, buffer);
-  }
-  return feed;
+// Every runner gets the feeds fitted to its inputs, as Polygraphy's DataLoaderCache does; with
+// strict_inputs the first runner gets them exactly as given, so that a feed file that does not
+// fit the model is refused (later runners may expect other names or types for the same data).
+TensorMap fitted(const TensorMap& cached, const TensorMetadata& meta, bool first_runner,
+                 const RunOptions& options) {
+  return first_runner && options.strict_inputs ? cached : coerce_feed(cached, meta);
 }
 
 std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cache,
@@ -102,7 +70,7 @@ std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cac
           "warm-up run(s)",
           options.warm_up);
     } else {
-      const TensorMap feed = first_runner ? cache[0] : coerce_feed(cache[0], meta);
+      const TensorMap feed = fitted(cache[0], meta, first_runner, options);
       for (int64_t i = 0; i < options.warm_up; ++i) runner.infer(feed);
     }
     logger().finish("{} | Finished {} warm-up run(s)", name, options.warm_up);
@@ -112,11 +80,7 @@ std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cac
   iterations.reserve(cache.size());
   double total_runtime = 0;
   for (const TensorMap& cached : cache) {
-    // The first runner gets the feeds exactly as the user or the data loader gave them, so a
-    // feed file that does not fit the model is an error (Polygraphy renames and casts it with a
-    // warning, which hides a wrong file). Later runners may expect other names or types for the
-    // same data, so they get the feeds fitted to them.
-    const TensorMap feed = first_runner ? cached : coerce_feed(cached, meta);
+    const TensorMap feed = fitted(cached, meta, first_runner, options);
     logger().log_once(Severity::kInfo, fmt::format("{}\n---- Inference Input(s) ----\n{}", name,
                                                    metadata_of(feed).str()));
     TensorMap outputs = runner.infer(feed);

@@ -18,6 +18,10 @@ struct RunOptions {
   // When set, receives the feeds every runner was given (for --save-inputs; saving is the
   // io layer's job, which sits above this one).
   std::vector<TensorMap>* used_feeds = nullptr;
+  // Feed the first runner exactly what the data loader gives, refusing a feed that does not
+  // fit its inputs; by default feeds are fitted (renamed, cast, reshaped) with a warning, as
+  // Polygraphy does (comparator/feed_coercion.h).
+  bool strict_inputs = false;
 };
 
 // Post-processing applied to every iteration result before comparing (e.g. top-K).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "comparator/feed_coercion.h"
 #include "core/logger.h"
 #include "core/py_format.h"
 #include "onnx/model_io.h"
@@ -107,6 +108,7 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
   for (size_t i = 0;; ++i) {
     std::optional<TensorMap> feed = feeds.get(i);
     if (!feed) break;
+    if (!options.strict_inputs) feed = coerce_feed(*feed, streaming->input_metadata());
     if (other.saved && i >= other.saved->second.size()) break;
     if (options.used_feeds) options.used_feeds->push_back(*feed);
     if (feeds.size().value_or(1) > 1) logger().info("Iteration: {}", i);

@@ -31,6 +31,8 @@ struct LayerwiseRunOptions {
   std::vector<std::string> marked;
   bool mark_all = true;
   std::vector<std::string> exclude;
+  // Feed the reference exactly what the data loader gives (see RunOptions::strict_inputs).
+  bool strict_inputs = false;
   // When set, receives every feed used (for --save-inputs).
   std::vector<TensorMap>* used_feeds = nullptr;
 };

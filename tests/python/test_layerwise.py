@@ -95,7 +95,7 @@ def test_the_registry_lists_and_makes_every_backend(chain_model):
     feed = {"x": np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8)}
     with runner:
         y = runner.infer(feed)["y"]
-    np.testing.assert_allclose(y, 1 / (1 + np.exp(-np.abs(feed["x"]))), rtol=1e-6)
+    np.testing.assert_allclose(y, 1 / (1 + np.exp(-np.maximum(feed["x"], 0))), rtol=1e-6)
     with pytest.raises(ParityUsageError, match="valid choices are"):
         make_runner("onnxrt", OnnxFromPath(chain_model), threads=1)
     with pytest.raises(ParityUsageError, match="valid choices are"):

@@ -95,8 +95,14 @@ def _cpp_runner(runner):
 class Comparator:
     @staticmethod
     def run(runners, data_loader=None, warm_up=None, use_subprocess=None,
-            subprocess_timeout=None, subprocess_polling_interval=None, save_inputs_path=None):
-        """Runs every runner on the same feeds and returns RunResults."""
+            subprocess_timeout=None, subprocess_polling_interval=None, save_inputs_path=None,
+            strict_inputs=False):
+        """Runs every runner on the same feeds and returns RunResults.
+
+        Feeds are fitted to each runner's inputs (renamed, cast, reshaped) with Polygraphy's
+        warnings; ``strict_inputs=True`` (Parity's own) feeds the first runner exactly what the
+        data loader gives, so a feed that does not fit is refused.
+        """
         if use_subprocess:
             _unsupported("use_subprocess", use_subprocess)
         if not runners:
@@ -106,7 +112,7 @@ class Comparator:
             return RunResults()
         return _parity.comparator_run(
             [_cpp_runner(r) for r in runners], data_loader, int(warm_up or 0),
-            str(save_inputs_path or ""),
+            str(save_inputs_path or ""), bool(strict_inputs),
         )
 
     @staticmethod

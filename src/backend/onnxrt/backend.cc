@@ -2,6 +2,7 @@
 // the library to load, the optimisation level, custom-op libraries).
 #include <fmt/format.h>
 
+#include "backend/onnxrt/departures.h"
 #include "backend/onnxrt/runner.h"
 #include "backend/registry.h"
 #include "core/py_format.h"
@@ -63,6 +64,12 @@ Backend onnxrt_backend() {
                     "custom_op_libs={}))",
                     py_list(o.providers), py_list(o.provider_options), py_str(o.lib_path),
                     o.intra_op_threads, o.graph_optimization_level, py_list(o.custom_op_libs))};
+  };
+  b.known_departures = [](const ir::Model& model, const std::vector<std::string>& failing) {
+    std::vector<std::string> messages;
+    for (const onnxrt::Departure& d : onnxrt::known_departures(model, failing))
+      messages.push_back(onnxrt::describe(d));
+    return messages;
   };
   return b;
 }

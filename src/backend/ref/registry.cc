@@ -4,27 +4,9 @@
 #include <cctype>
 #include <set>
 
+#include "core/names.h"
+
 namespace parity::ref {
-
-namespace {
-
-// Levenshtein distance, case-insensitive, so "conv" finds "Conv" first.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t substitute = prev[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, substitute});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-}  // namespace
 
 Registry& Registry::global() {
   static Registry registry;
@@ -85,13 +67,7 @@ std::vector<std::string> Registry::nearest(const std::string& op_type, size_t co
     std::lock_guard lock(mutex_);
     for (const auto& e : entries_) names.insert(e.op_type);
   }
-  std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& n : names) scored.emplace_back(edit_distance(op_type, n), n);
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> result;
-  for (size_t i = 0; i < scored.size() && i < count; ++i) result.push_back(scored[i].second);
-  return result;
+  return nearest_names(op_type, std::vector<std::string>(names.begin(), names.end()), count);
 }
 
 KernelRegistration::KernelRegistration(const char* domain, const char* op_type, int64_t since,
