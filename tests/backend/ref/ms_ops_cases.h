@@ -331,12 +331,11 @@ Y = attend(heads(D(q), 4), np.repeat(K, 2, 1), np.repeat(V, 2, 1), 1 / np.sqrt(8
 save('y', f32(merge(Y))); save('pk', f32(K)); save('pv', f32(V))
 )",
                {"q", "k", "v", "lens", "total"}, {"y", "pk", "pv"}});
-  c.push_back({"GroupQueryAttentionDecodeWithRotaryAndWindow", header + R"(
+  c.push_back({"GroupQueryAttentionDecodeWithRotary", header + R"(
     g (float[2,1,64] q, float[2,1,32] k, float[2,1,32] v, float[2,2,3,16] pk, float[2,2,3,16] pv,
        int32[2] lens, int32 total, float[8,8] cos, float[8,8] sin)
       => (float[2,1,64] y, float[2,2,4,16] ok, float[2,2,4,16] ov) {
-      y, ok, ov = com.microsoft.GroupQueryAttention<num_heads = 4, kv_num_heads = 2, do_rotary = 1,
-                                                    local_window_size = 2>(q, k, v, pk, pv, lens, total, cos, sin)
+      y, ok, ov = com.microsoft.GroupQueryAttention<num_heads = 4, kv_num_heads = 2, do_rotary = 1>(q, k, v, pk, pv, lens, total, cos, sin)
     })",
                R"(
 q = f32(rng.randn(2, 1, 64)); k = f32(rng.randn(2, 1, 32)); v = f32(rng.randn(2, 1, 32))
@@ -347,7 +346,27 @@ C, S = D(cos)[3], D(sin)[3]
 Q = rope(heads(D(q), 4), C, S, False); Kn = rope(heads(D(k), 2), C, S, False)
 K = np.concatenate([D(pk), Kn], 2); V = np.concatenate([D(pv), heads(D(v), 2)], 2)
 t = np.arange(4)
-bias = np.where(t < 3 - 2, -np.inf, 0.0)
+bias = 0.0
+Y = attend(Q, np.repeat(K, 2, 1), np.repeat(V, 2, 1), 1 / np.sqrt(16), bias)
+save('y', f32(merge(Y))); save('ok', f32(K)); save('ov', f32(V))
+)",
+               {"q", "k", "v", "pk", "pv", "lens", "total", "cos", "sin"}, {"y", "ok", "ov"}});
+  c.push_back({"GroupQueryAttentionDecodeWithWindow", header + R"(
+    g (float[2,1,64] q, float[2,1,32] k, float[2,1,32] v, float[2,2,3,16] pk, float[2,2,3,16] pv,
+       int32[2] lens, int32 total, float[8,8] cos, float[8,8] sin)
+      => (float[2,1,64] y, float[2,2,4,16] ok, float[2,2,4,16] ov) {
+      y, ok, ov = com.microsoft.GroupQueryAttention<num_heads = 4, kv_num_heads = 2,
+                                                    local_window_size = 2>(q, k, v, pk, pv, lens, total, cos, sin)
+    })",
+               R"(
+q = f32(rng.randn(2, 1, 64)); k = f32(rng.randn(2, 1, 32)); v = f32(rng.randn(2, 1, 32))
+pk = f32(rng.randn(2, 2, 3, 16)); pv = f32(rng.randn(2, 2, 3, 16))
+lens = np.array([3, 3], dtype=np.int32); total = np.array(4, dtype=np.int32); cos, sin = rope_cache(8, 16)
+for n, a in [('q', q), ('k', k), ('v', v), ('pk', pk), ('pv', pv), ('lens', lens), ('total', total), ('cos', cos), ('sin', sin)]: save(n, a)
+Q = heads(D(q), 4); Kn = heads(D(k), 2)
+K = np.concatenate([D(pk), Kn], 2); V = np.concatenate([D(pv), heads(D(v), 2)], 2)
+t = np.arange(4)
+bias = np.where(t <= 3 - 2, -np.inf, 0.0)  # the last local_window_size keys, the own included
 Y = attend(Q, np.repeat(K, 2, 1), np.repeat(V, 2, 1), 1 / np.sqrt(16), bias)
 save('y', f32(merge(Y))); save('ok', f32(K)); save('ov', f32(V))
 )",

@@ -105,8 +105,9 @@ PARITY_REF_OP("com.microsoft", "RotaryEmbedding", 1, kOpsetMax, MsRotaryEmbeddin
 // Batch b holds seqlens_k[b] + 1 tokens in all; its past is that minus S (none on the first
 // prompt, S == total_sequence_length). The new keys and values go after the past in
 // present_key / present_value [B, Nkv, max(P, total_sequence_length), H] (zero beyond);
-// query i attends causally to keys t <= past + i (and, with local_window_size >= 0, to the last
-// local_window_size + 1 of them). Query head n reads key/value head n / (N / Nkv).
+// query i attends causally to keys t <= past + i (and, with local_window_size > 0, only to the
+// last local_window_size of them, its own included: ONNX Runtime 1.30's CPU kernel, which the
+// documentation's "left window size" leaves open). Query head n reads key/value head n / (N / Nkv).
 // Attributes num_heads, kv_num_heads (required), scale (default 1/sqrt(H)), softcap (0: none),
 // local_window_size (-1), do_rotary (rotates new queries and keys at their positions, or
 // position_ids), rotary_interleaved, smooth_softmax (an extra zero logit; head_sink gives one
@@ -127,6 +128,9 @@ class GroupQueryAttention : public Kernel {
                "num_heads a multiple of kv_num_heads",
                heads_, kv_heads_);
     if (softcap_ < 0) ctx.fail("attribute 'softcap' is {}; it must not be negative", softcap_);
+    if (window_ == 0 || window_ < -1)
+      ctx.fail("attribute 'local_window_size' is {}; it must be -1 (no window) or positive",
+               window_);
     if (ctx.num_outputs() > 3 && !ctx.node().outputs[3].empty())
       ctx.fail("output output_qk is asked for; Parity does not produce it");
   }
@@ -269,7 +273,7 @@ class GroupQueryAttention : public Kernel {
         a, q, pk, pv, scale, softcap_,
         [&](int64_t b, int64_t n, int64_t s, int64_t t) {
           const int64_t last = past_of[b] + s;  // the query's own position
-          if (t > last || (window >= 0 && t < last - window)) return -inf;
+          if (t > last || (window > 0 && t <= last - window)) return -inf;
           return bias_v.empty() ? 0.0 : bias_v[b * bias_bs + n * bias_ns + s * total_len + t];
         },
         [&](int64_t n) { return sinks.empty() ? 0.0 : sinks[n]; }, smooth_ || sink != nullptr);
