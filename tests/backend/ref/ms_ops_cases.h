@@ -371,6 +371,86 @@ Y = attend(Q, np.repeat(K, 2, 1), np.repeat(V, 2, 1), 1 / np.sqrt(16), bias)
 save('y', f32(merge(Y))); save('ok', f32(K)); save('ov', f32(V))
 )",
                {"q", "k", "v", "pk", "pv", "lens", "total", "cos", "sin"}, {"y", "ok", "ov"}});
+  c.push_back({"GroupQueryAttentionSoftcapSmoothSoftmaxAndBias", header + R"(
+    g (float[1,3,32] q, float[1,3,16] k, float[1,3,16] v, int32[1] lens, int32 total, float[1,4,3,3] ab)
+      => (float[1,3,32] y) {
+      y, , = com.microsoft.GroupQueryAttention<num_heads = 4, kv_num_heads = 2, softcap = 2.0,
+                                               smooth_softmax = 1, scale = 0.5>(q, k, v, , , lens, total, , , , ab)
+    })",
+               R"(
+q = f32(rng.randn(1, 3, 32)); k = f32(rng.randn(1, 3, 16)); v = f32(rng.randn(1, 3, 16))
+lens = np.array([2], dtype=np.int32); total = np.array(3, dtype=np.int32); ab = f32(rng.randn(1, 4, 3, 3))
+for n, a in [('q', q), ('k', k), ('v', v), ('lens', lens), ('total', total), ('ab', ab)]: save(n, a)
+K, V = np.repeat(heads(D(k), 2), 2, 1), np.repeat(heads(D(v), 2), 2, 1)
+sc = 0.5 * heads(D(q), 4) @ K.transpose(0, 1, 3, 2)
+sc = 2.0 * np.tanh(sc / 2.0) + D(ab)
+s, t = np.arange(3)[:, None], np.arange(3)[None, :]
+sc = np.where(t > s, -np.inf, sc)
+m = np.maximum(sc.max(-1, keepdims=True), 0)  # smooth softmax: one more logit, 0
+e = np.exp(sc - m); p = e / (e.sum(-1, keepdims=True) + np.exp(-m))
+save('y', f32(merge(p @ V)))
+)",
+               {"q", "k", "v", "lens", "total", "ab"}, {"y"}});
+  c.push_back({"EmbedLayerNormalizationWithPositionIdsNoSegmentsNoMask", header + R"(
+    g (int32[2,4] ids, float[10,8] we, float[6,8] pe, float[8] g, float[8] b, int32[1,4] pos)
+      => (float[2,4,8] y, int32[2] mi) {
+      y, mi = com.microsoft.EmbedLayerNormalization(ids, , we, pe, , g, b, , pos)
+    })",
+               R"(
+ids = rng.randint(0, 10, (2, 4)).astype(np.int32); we = f32(rng.randn(10, 8)); pe = f32(rng.randn(6, 8))
+g = f32(rng.randn(8)); b = f32(rng.randn(8)); pos = np.array([[5, 3, 0, 2]], dtype=np.int32)
+for n, v in [('ids', ids), ('we', we), ('pe', pe), ('g', g), ('b', b), ('pos', pos)]: save(n, v)
+S = D(we)[ids] + D(pe)[pos[0]][None]
+save('y', f32(layer_norm(S, D(g), D(b), eps32(1e-12)))); save('mi', np.zeros(2, np.int32))  # no mask
+)",
+               {"ids", "we", "pe", "g", "b", "pos"}, {"y", "mi"}});
+  c.push_back({"SkipLayerNormalizationSkipSharedByTheBatch", header + R"(
+    g (float[2,3,16] x, float[1,3,16] s, float[16] g, float[16] b) => (float[2,3,16] y) {
+      y = com.microsoft.SkipLayerNormalization<epsilon = 0.00001>(x, s, g, b)
+    })",
+               R"(
+x = f32(rng.randn(2, 3, 16)); s = f32(rng.randn(1, 3, 16)); g = f32(rng.randn(16)); b = f32(rng.randn(16))
+for n, v in [('x', x), ('s', s), ('g', g), ('b', b)]: save(n, v)
+save('y', f32(layer_norm(D(x) + D(s), D(g), D(b), eps32(1e-5))))
+)",
+               {"x", "s", "g", "b"}, {"y"}});
+  c.push_back({"MatMulNBits2BitWithFloatZeroPoints", header + R"(
+    g (float[4,64] a, uint8[3,2,8] q, float[3,2] s, float[6] zp) => (float[4,3] y) {
+      y = com.microsoft.MatMulNBits<K = 64, N = 3, bits = 2, block_size = 32>(a, q, s, zp)
+    })",
+               R"(
+a = f32(rng.randn(4, 64)); q = rng.randint(0, 256, (3, 2, 8)).astype(np.uint8)
+s = f32(rng.rand(3, 2) * 0.5 + 0.1); zp = f32(rng.rand(6) * 3)
+for n, v in [('a', a), ('q', q), ('s', s), ('zp', zp)]: save(n, v)
+W = (D(unpack(q, 2)) - D(zp).reshape(3, 2, 1)) * D(s)[:, :, None]
+save('y', f32(D(a) @ W.reshape(3, 64).T))
+)",
+               {"a", "q", "s", "zp"}, {"y"}});
+  c.push_back({"RotaryEmbedding4DWithStartPositionAndPartialRotation", header + R"(
+    g (float[1,2,3,16] x, int64[1] pos, float[12,4] cos, float[12,4] sin) => (float[1,2,3,16] y) {
+      y = com.microsoft.RotaryEmbedding<rotary_embedding_dim = 8, num_heads = 2>(x, pos, cos, sin)
+    })",
+               R"(
+x = f32(rng.randn(1, 2, 3, 16)); pos = np.array([5], dtype=np.int64); cos, sin = rope_cache(12, 8)
+for n, a in [('x', x), ('pos', pos), ('cos', cos), ('sin', sin)]: save(n, a)
+p = 5 + np.arange(3)
+save('y', f32(rope(D(x), D(cos)[p][None, None], D(sin)[p][None, None], False)))
+)",
+               {"x", "pos", "cos", "sin"}, {"y"}});
+  c.push_back({"AttentionRightPaddingLengthsAndQkvSizes", header + R"(
+    g (float[2,4,8] x, float[8,28] w, float[28] b, int32[2] lens) => (float[2,4,12] y) {
+      y = com.microsoft.Attention<num_heads = 2, qkv_hidden_sizes = [8, 8, 12]>(x, w, b, lens)
+    })",
+               R"(
+x = f32(rng.randn(2, 4, 8)); w = f32(rng.randn(8, 28) * 0.5); b = f32(rng.randn(28) * 0.1)
+lens = np.array([4, 2], dtype=np.int32)
+for n, v in [('x', x), ('w', w), ('b', b), ('lens', lens)]: save(n, v)
+P = D(x) @ D(w) + D(b); q, k, v = heads(P[..., :8], 2), heads(P[..., 8:16], 2), heads(P[..., 16:], 2)
+t = np.arange(4)
+bias = np.where(t[None, None, None, :] >= lens[:, None, None, None], eps32(-10000.0), 0.0)
+save('y', f32(merge(attend(q, k, v, 1 / np.sqrt(4), bias))))
+)",
+               {"x", "w", "b", "lens"}, {"y"}});
   return c;
 }
 
