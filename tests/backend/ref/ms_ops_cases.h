@@ -119,8 +119,8 @@ save('x', x); save('b', b); save('s', s); save('y', f32(D(x) + D(b) + D(s)))
                "Could not find an implementation for BiasAdd(1)"});
   c.push_back({"SkipLayerNormalizationWithBetaBiasAndSum", header + R"(
     g (float[2,3,16] x, float[2,3,16] s, float[16] g, float[16] b, float[16] bias)
-      => (float[2,3,16] y, float[2,3,16] sum) {
-      y, , , sum = com.microsoft.SkipLayerNormalization<epsilon = 0.00001>(x, s, g, b, bias)
+      => (float[2,3,16] y, float[2,3,1] mean, float[2,3,1] inv, float[2,3,16] sum) {
+      y, mean, inv, sum = com.microsoft.SkipLayerNormalization<epsilon = 0.00001>(x, s, g, b, bias)
     })",
                R"(
 x = f32(rng.randn(2, 3, 16) * 2 + 1); s = f32(rng.randn(2, 3, 16)); g = f32(rng.randn(16))
@@ -128,8 +128,9 @@ b = f32(rng.randn(16)); bias = f32(rng.randn(16))
 for n, v in [('x', x), ('s', s), ('g', g), ('b', b), ('bias', bias)]: save(n, v)
 S = D(x) + D(s) + D(bias)
 save('y', f32(layer_norm(S, D(g), D(b), eps32(1e-5)))); save('sum', f32(S))
+save('mean', f32(S.mean(-1, keepdims=True))); save('inv', f32(1 / np.sqrt(S.var(-1, keepdims=True) + eps32(1e-5))))
 )",
-               {"x", "s", "g", "b", "bias"}, {"y", "sum"}});
+               {"x", "s", "g", "b", "bias"}, {"y", "mean", "inv", "sum"}});
   c.push_back({"SkipLayerNormalizationWithoutBetaDefaultEpsilon", header + R"(
     g (float[2,3,16] x, float[2,3,16] s, float[16] g) => (float[2,3,16] y) {
       y = com.microsoft.SkipLayerNormalization(x, s, g)
@@ -142,8 +143,8 @@ save('y', f32(layer_norm(D(x) + D(s), D(g), 0.0, eps32(1e-12))))
                {"x", "s", "g"}, {"y"}});
   c.push_back({"SkipSimplifiedLayerNormalizationWithBiasAndSum", header + R"(
     g (float[2,3,16] x, float[2,3,16] s, float[16] g, float[16] bias)
-      => (float[2,3,16] y, float[2,3,16] sum) {
-      y, , , sum = com.microsoft.SkipSimplifiedLayerNormalization<epsilon = 0.000001>(x, s, g, bias)
+      => (float[2,3,16] y, float[2,3,1] inv, float[2,3,16] sum) {
+      y, , inv, sum = com.microsoft.SkipSimplifiedLayerNormalization<epsilon = 0.000001>(x, s, g, bias)
     })",
                R"(
 x = f32(rng.randn(2, 3, 16) + 0.5); s = f32(rng.randn(2, 3, 16)); g = f32(rng.randn(16))
@@ -151,8 +152,9 @@ bias = f32(rng.randn(16))
 for n, v in [('x', x), ('s', s), ('g', g), ('bias', bias)]: save(n, v)
 S = D(x) + D(s) + D(bias)
 save('y', f32(rms_norm(S, D(g), eps32(1e-6)))); save('sum', f32(S))
+save('inv', f32(1 / np.sqrt((S * S).mean(-1, keepdims=True) + eps32(1e-6))))
 )",
-               {"x", "s", "g", "bias"}, {"y", "sum"}});
+               {"x", "s", "g", "bias"}, {"y", "inv", "sum"}});
   c.push_back({"SimplifiedLayerNormalizationWithInvStdVar", header + R"(
     g (float[2,3,16] x, float[16] g) => (float[2,3,16] y, float[2,3,1] inv) {
       y, inv = SimplifiedLayerNormalization<axis = -1, epsilon = 0.00001>(x, g)
