@@ -237,18 +237,24 @@ for n, v in [('x', x), ('w', w), ('b', b), ('z', z)]: save(n, v)
 save('y', f32(np.maximum(conv2d(D(x), D(w), D(b), 1) + D(z), 0)))
 )",
                {"x", "w", "b", "z"}, {"y"}});
-  c.push_back({"FusedConvLeakyReluAndClip", header + R"(
-    g (float[2,2,5,5] x, float[3,2,3,3] w, float[3] b) => (float[2,3,3,3] y, float[2,3,3,3] c) {
+  c.push_back({"FusedConvEveryActivation", header + R"(
+    g (float[2,2,5,5] x, float[3,2,3,3] w, float[3] b)
+      => (float[2,3,3,3] y, float[2,3,3,3] c, float[2,3,3,3] t, float[2,3,3,3] sg, float[2,3,3,3] hs) {
       y = com.microsoft.FusedConv<activation = "LeakyRelu", activation_params = [0.125]>(x, w, b)
       c = com.microsoft.FusedConv<activation = "Clip", activation_params = [-0.5, 0.75]>(x, w, b)
+      t = com.microsoft.FusedConv<activation = "Tanh">(x, w, b)
+      sg = com.microsoft.FusedConv<activation = "Sigmoid">(x, w)
+      hs = com.microsoft.FusedConv<activation = "HardSigmoid", activation_params = [0.25, 0.5]>(x, w, b)
     })",
                R"(
 x = f32(rng.randn(2, 2, 5, 5)); w = f32(rng.randn(3, 2, 3, 3) * 0.3); b = f32(rng.randn(3))
 for n, v in [('x', x), ('w', w), ('b', b)]: save(n, v)
 C = conv2d(D(x), D(w), D(b), 0)
 save('y', f32(np.where(C < 0, 0.125 * C, C))); save('c', f32(np.clip(C, -0.5, 0.75)))
+save('t', f32(np.tanh(C))); save('sg', f32(1 / (1 + np.exp(-conv2d(D(x), D(w), np.zeros(3), 0)))))
+save('hs', f32(np.clip(0.25 * C + 0.5, 0, 1)))
 )",
-               {"x", "w", "b"}, {"y", "c"}});
+               {"x", "w", "b"}, {"y", "c", "t", "sg", "hs"}});
   c.push_back({"AttentionWithBiasAndRawMask", header + R"(
     g (float[2,4,8] x, float[8,24] w, float[24] b, int32[2,4] mask) => (float[2,4,8] y) {
       y = com.microsoft.Attention<num_heads = 2>(x, w, b, mask)
