@@ -49,9 +49,10 @@ TEST_P(OrtContribOps, OnnxRuntimeAgreesWithReferenceAndNumpy) {
     const TensorMap from_ref = run_text_model(c.model, feed);
     for (const std::string& name : c.outputs)
       EXPECT_TRUE(tensors_close(from_ref.at(name), np.at(name), kRtol, kAtol)) << c.name;
-    std::printf("[ contrib ] %s: checked on ONNX Runtime 1.%d and later; ONNX Runtime %s is "
-                "older, compared with NumPy only\n",
-                c.name.c_str(), c.ort_min_minor, ort_runtime().library().version().c_str());
+    std::printf(
+        "[ contrib ] %s: checked on ONNX Runtime 1.%d and later; ONNX Runtime %s is "
+        "older, compared with NumPy only\n",
+        c.name.c_str(), c.ort_min_minor, ort_runtime().library().version().c_str());
     return;
   }
   if (!c.ort_cpu_error.empty()) {
@@ -62,9 +63,10 @@ TEST_P(OrtContribOps, OnnxRuntimeAgreesWithReferenceAndNumpy) {
     const TensorMap from_ref = run_text_model(c.model, feed);
     for (const std::string& name : c.outputs)
       EXPECT_TRUE(tensors_close(from_ref.at(name), np.at(name), kRtol, kAtol)) << c.name;
-    std::printf("[ contrib ] %s: ONNX Runtime's CPU provider has no kernel; compared with NumPy "
-                "only\n",
-                c.name.c_str());
+    std::printf(
+        "[ contrib ] %s: ONNX Runtime's CPU provider has no kernel; compared with NumPy "
+        "only\n",
+        c.name.c_str());
     return;
   }
   auto ort = bytes_runner(model_bytes_from_text(c.model));
@@ -73,9 +75,12 @@ TEST_P(OrtContribOps, OnnxRuntimeAgreesWithReferenceAndNumpy) {
   for (const std::string& name : c.outputs) {
     const Tensor& o = from_ort.at(name);
     const Tensor& r = from_ref.at(name);
-    const double rtol = c.ort_rtol > 0 ? c.ort_rtol : kRtol, atol = c.ort_atol > 0 ? c.ort_atol : kAtol;
-    EXPECT_TRUE(tensors_close(r, o, rtol, atol)) << c.name << " " << name << ": reference vs ONNX Runtime";
-    EXPECT_TRUE(tensors_close(o, np.at(name), rtol, atol)) << c.name << " " << name << ": ONNX Runtime vs NumPy";
+    const double rtol = c.ort_rtol > 0 ? c.ort_rtol : kRtol,
+                 atol = c.ort_atol > 0 ? c.ort_atol : kAtol;
+    EXPECT_TRUE(tensors_close(r, o, rtol, atol))
+        << c.name << " " << name << ": reference vs ONNX Runtime";
+    EXPECT_TRUE(tensors_close(o, np.at(name), rtol, atol))
+        << c.name << " " << name << ": ONNX Runtime vs NumPy";
     std::printf("[ contrib ] %s %s: max |ORT - ref| = %.3g\n", c.name.c_str(), name.c_str(),
                 max_difference(o, r));
   }

@@ -82,7 +82,8 @@ std::string error_running(const std::string& body, const std::string& inputs,
                           const TensorMap& feed) {
   return error_of([&] {
     run_text_model(std::string(R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
-      g ()") + inputs + ") => (float y) { " + body + " }",
+      g ()") + inputs + ") => (float y) { " +
+                       body + " }",
                    feed);
   });
 }
@@ -96,8 +97,8 @@ TEST(MsOpsErrors, AttributeValuesOutsideTheDocumentedOnesAreRefused) {
   };
   const Expect cases[] = {
       {"y = com.microsoft.FusedMatMul<transA = 2>(x, x)", "float[1,4] x", "'transA' is 2"},
-      {"y = com.microsoft.FusedConv<activation = \"Gelu\">(x4, w)", "float[1,1,1,4] x4, float[1,1,1,1] w",
-       "it must be one of Relu, Tanh"},
+      {"y = com.microsoft.FusedConv<activation = \"Gelu\">(x4, w)",
+       "float[1,1,1,4] x4, float[1,1,1,1] w", "it must be one of Relu, Tanh"},
       {"y = com.microsoft.FusedConv<activation = \"LeakyRelu\">(x4, w)",
        "float[1,1,1,4] x4, float[1,1,1,1] w", "activation LeakyRelu takes 1"},
       {"y = com.microsoft.MatMulNBits<K = 4, N = 1, bits = 3, block_size = 16>(x, x, x)",

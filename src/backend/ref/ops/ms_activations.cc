@@ -22,8 +22,8 @@ double gelu_tanh(double v) {
 // y = fn(x + bias [+ skip]) for X of shape [..., C], a bias of C values (absent: 0) repeated
 // along X's last dim and an optional skip of X's shape: the sums are in double.
 template <typename Fn>
-Tensor biased_elementwise(const Tensor& x, const Tensor* bias, const Tensor* skip,
-                          RunContext& ctx, Fn fn) {
+Tensor biased_elementwise(const Tensor& x, const Tensor* bias, const Tensor* skip, RunContext& ctx,
+                          Fn fn) {
   for (const Tensor* t : {bias, skip})
     if (t) check_same_dtype(x, *t, ctx, "X", t == bias ? "bias" : "skip");
   const int64_t c = x.rank() == 0 ? 1 : x.shape().back();
@@ -69,8 +69,8 @@ class BiasGelu : public Kernel {
  public:
   explicit BiasGelu(const OpContext&) {}
   Outputs run(const Inputs& in, RunContext& ctx) override {
-    return {biased_elementwise(input_tensor(in, 0, "A"), &input_tensor(in, 1, "B"), nullptr,
-                               ctx, gelu_erf)};
+    return {biased_elementwise(input_tensor(in, 0, "A"), &input_tensor(in, 1, "B"), nullptr, ctx,
+                               gelu_erf)};
   }
 };
 PARITY_REF_OP("com.microsoft", "BiasGelu", 1, kOpsetMax, BiasGelu);
@@ -112,8 +112,8 @@ class BiasAdd : public Kernel {
   Outputs run(const Inputs& in, RunContext& ctx) override {
     const Tensor& x = input_tensor(in, 0, "X");
     if (x.rank() != 3) ctx.fail("X has shape {}; it must be 3-D [N, S, C]", shape_str(x.shape()));
-    return {biased_elementwise(x, &input_tensor(in, 1, "bias"), &input_tensor(in, 2, "skip"),
-                               ctx, [](double v) { return v; })};
+    return {biased_elementwise(x, &input_tensor(in, 1, "bias"), &input_tensor(in, 2, "skip"), ctx,
+                               [](double v) { return v; })};
   }
 };
 PARITY_REF_OP("com.microsoft", "BiasAdd", 1, kOpsetMax, BiasAdd);

@@ -15,9 +15,8 @@ namespace {
 // The [B, S, T] additive mask of mask_index / key_padding_mask (int32) and causality:
 // [B] (right padding: keys from mask[b] on are masked), [2B] (ends then starts: keys outside
 // [start, end) masked), [B, T] and [B, S, T] (0 masks, anything else attends).
-std::vector<double> additive_mask(const Tensor* mask, int64_t batch, int64_t q_len,
-                                  int64_t kv_len, int64_t past_len, bool causal,
-                                  double filter, RunContext& ctx) {
+std::vector<double> additive_mask(const Tensor* mask, int64_t batch, int64_t q_len, int64_t kv_len,
+                                  int64_t past_len, bool causal, double filter, RunContext& ctx) {
   std::vector<double> out(static_cast<size_t>(batch * q_len * kv_len), 0.0);
   auto at = [&](int64_t b, int64_t s, int64_t t) -> double& {
     return out[(b * q_len + s) * kv_len + t];
@@ -42,9 +41,10 @@ std::vector<double> additive_mask(const Tensor* mask, int64_t batch, int64_t q_l
             if (m[per_query ? (b * q_len + s) * kv_len + t : b * kv_len + t] == 0)
               at(b, s, t) = filter;
     } else {
-      ctx.fail("the mask has shape {}; supported: [{}] (lengths), [{}] (ends, starts), "
-               "[{}, {}] or [{}, {}, {}] (0 = masked)",
-               shape_str(ms), batch, 2 * batch, batch, kv_len, batch, q_len, kv_len);
+      ctx.fail(
+          "the mask has shape {}; supported: [{}] (lengths), [{}] (ends, starts), "
+          "[{}, {}] or [{}, {}, {}] (0 = masked)",
+          shape_str(ms), batch, 2 * batch, batch, kv_len, batch, q_len, kv_len);
     }
   }
   if (causal)
@@ -122,8 +122,9 @@ class MsAttention : public Kernel {
     const Tensor* past = optional_input(in, 4, "past");
     const Tensor* abias = optional_input(in, 5, "attention_bias");
     if (optional_input(in, 6, "past_sequence_length"))
-      ctx.fail("input past_sequence_length is given; it goes with past_present_share_buffer, "
-               "which Parity does not support");
+      ctx.fail(
+          "input past_sequence_length is given; it goes with past_present_share_buffer, "
+          "which Parity does not support");
     if (x.rank() != 3) ctx.fail("input has shape {}; it must be [B, S, In]", shape_str(x.shape()));
     const int64_t batch = x.shape()[0], seq = x.shape()[1], in_size = x.shape()[2];
     if (w.rank() != 2 || w.shape()[0] != in_size)
@@ -132,11 +133,12 @@ class MsAttention : public Kernel {
     const int64_t total = w.shape()[1];
     std::vector<int64_t> sizes = qkv_sizes_;
     if (sizes.empty()) sizes = {total / 3, total / 3, total / 3};
-    if (sizes[0] + sizes[1] + sizes[2] != total || sizes[0] != sizes[1] ||
-        sizes[0] % heads_ != 0 || sizes[2] % heads_ != 0 || sizes[0] <= 0)
-      ctx.fail("Q/K/V sizes {}, {}, {} do not fit weights {} and num_heads {}: they must sum to "
-               "the weights' columns, Q and K equal, each a multiple of num_heads",
-               sizes[0], sizes[1], sizes[2], shape_str(w.shape()), heads_);
+    if (sizes[0] + sizes[1] + sizes[2] != total || sizes[0] != sizes[1] || sizes[0] % heads_ != 0 ||
+        sizes[2] % heads_ != 0 || sizes[0] <= 0)
+      ctx.fail(
+          "Q/K/V sizes {}, {}, {} do not fit weights {} and num_heads {}: they must sum to "
+          "the weights' columns, Q and K equal, each a multiple of num_heads",
+          sizes[0], sizes[1], sizes[2], shape_str(w.shape()), heads_);
     for (const Tensor* t : {&w, bias, past, abias})
       if (t) check_same_dtype(x, *t, ctx, "input", "weights/bias/past/attention_bias");
     if (bias && bias->numel() != total)
@@ -152,9 +154,10 @@ class MsAttention : public Kernel {
       const Shape& ps = past->shape();
       if (ps.size() != 5 || ps[0] != 2 || ps[1] != batch || ps[2] != heads_ ||
           ps[4] != a.head_size || a.head_size != a.v_head_size)
-        ctx.fail("past has shape {}; it must be [2, {}, {}, P, {}] (and V's head size equal "
-                 "Q's)",
-                 shape_str(ps), batch, heads_, a.head_size);
+        ctx.fail(
+            "past has shape {}; it must be [2, {}, {}, P, {}] (and V's head size equal "
+            "Q's)",
+            shape_str(ps), batch, heads_, a.head_size);
       past_len = ps[3];
     }
     a.kv_len = past_len + seq;
@@ -204,8 +207,8 @@ class MsAttention : public Kernel {
       } else {
         std::vector<double> present = k;
         present.insert(present.end(), v.begin(), v.end());
-        out.push_back(tensor_from_doubles(x.dtype(), {2, batch, heads_, a.kv_len, a.head_size},
-                                          present));
+        out.push_back(
+            tensor_from_doubles(x.dtype(), {2, batch, heads_, a.kv_len, a.head_size}, present));
       }
     }
     return out;
@@ -249,8 +252,9 @@ class MultiHeadAttention : public Kernel {
     const Tensor* past_key = optional_input(in, 6, "past_key");
     const Tensor* past_value = optional_input(in, 7, "past_value");
     if (!key || !value)
-      ctx.fail("key or value is absent (packed QKV); Parity supports separate query, key and "
-               "value");
+      ctx.fail(
+          "key or value is absent (packed QKV); Parity supports separate query, key and "
+          "value");
     for (int i : {8, 9})
       if (optional_input(in, i, "past_sequence_length / cache_indirection"))
         ctx.fail("input {} ({}) is given; Parity does not support it", i,
@@ -277,8 +281,9 @@ class MultiHeadAttention : public Kernel {
         ctx.fail("key / value have shapes {} / {}; they must be [{}, {}, L, {}] / [{}, {}, L, Hv]",
                  shape_str(ks), shape_str(vs), batch, heads_, a.head_size, batch, heads_);
       if (bias || past_key || past_value)
-        ctx.fail("bias or past is given with key [B, N, L, H]; Parity supports them with 3-D "
-                 "key and value only");
+        ctx.fail(
+            "bias or past is given with key [B, N, L, H]; Parity supports them with 3-D "
+            "key and value only");
       kv_seq = ks[2];
       dv = vs[3] * heads_;
     } else {
@@ -286,9 +291,10 @@ class MultiHeadAttention : public Kernel {
       const Shape& vs = value->shape();
       if (ks.size() != 3 || ks[0] != batch || ks[2] != d || vs.size() != 3 || vs[0] != batch ||
           vs[1] != ks[1] || vs[2] % heads_ != 0)
-        ctx.fail("key / value have shapes {} / {}; they must be [{}, L, {}] / [{}, L, Dv] (or "
-                 "[B, N, L, H])",
-                 shape_str(ks), shape_str(vs), batch, d, batch);
+        ctx.fail(
+            "key / value have shapes {} / {}; they must be [{}, L, {}] / [{}, L, Dv] (or "
+            "[B, N, L, H])",
+            shape_str(ks), shape_str(vs), batch, d, batch);
       kv_seq = ks[1];
       dv = vs[2];
     }
@@ -304,10 +310,10 @@ class MultiHeadAttention : public Kernel {
       const Shape& pv = past_value->shape();
       if (pk.size() != 4 || pk[0] != batch || pk[1] != heads_ || pk[3] != a.head_size ||
           pv != Shape{batch, heads_, pk[2], a.v_head_size})
-        ctx.fail("past_key / past_value have shapes {} / {}; they must be [{}, {}, P, {}] / "
-                 "[{}, {}, P, {}]",
-                 shape_str(pk), shape_str(pv), batch, heads_, a.head_size, batch, heads_,
-                 a.v_head_size);
+        ctx.fail(
+            "past_key / past_value have shapes {} / {}; they must be [{}, {}, P, {}] / "
+            "[{}, {}, P, {}]",
+            shape_str(pk), shape_str(pv), batch, heads_, a.head_size, batch, heads_, a.v_head_size);
       past_len = pk[2];
     }
     a.kv_len = past_len + kv_seq;
@@ -323,7 +329,8 @@ class MultiHeadAttention : public Kernel {
     std::vector<double> k = split ? values_as_doubles(*key) : project(*key, d, d, kv_seq);
     std::vector<double> v = split ? values_as_doubles(*value) : project(*value, 2 * d, dv, kv_seq);
     if (past_key) {
-      const std::vector<double> pk = values_as_doubles(*past_key), pv = values_as_doubles(*past_value);
+      const std::vector<double> pk = values_as_doubles(*past_key),
+                                pv = values_as_doubles(*past_value);
       k = with_past(&pk, k, batch * heads_, past_len, kv_seq, a.head_size);
       v = with_past(&pv, v, batch * heads_, past_len, kv_seq, a.v_head_size);
     }
@@ -343,8 +350,8 @@ class MultiHeadAttention : public Kernel {
         continue;
       }
       const int64_t size = i == 1 ? a.head_size : a.v_head_size;
-      out.push_back(tensor_from_doubles(query.dtype(), {batch, heads_, a.kv_len, size},
-                                        i == 1 ? k : v));
+      out.push_back(
+          tensor_from_doubles(query.dtype(), {batch, heads_, a.kv_len, size}, i == 1 ? k : v));
     }
     if (names.size() > 3) out.push_back(Value::none());
     return out;

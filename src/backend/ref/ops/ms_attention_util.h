@@ -21,8 +21,7 @@ namespace parity::ref {
 // kv_len, head_size], values [batch, kv_heads, kv_len, v_head_size]; query head n reads
 // key/value head n / (heads / kv_heads).
 struct AttentionShape {
-  int64_t batch = 0, heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_size = 0,
-          v_head_size = 0;
+  int64_t batch = 0, heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_size = 0, v_head_size = 0;
 };
 
 // What is added to the scores, in order: softcap (when > 0: s = softcap * tanh(s / softcap)),
@@ -31,55 +30,56 @@ struct AttentionShape {
 // Returns the outputs [batch, q_len, heads, v_head_size].
 template <typename Bias, typename Sink>
 std::vector<double> attend(const AttentionShape& a, const std::vector<double>& q,
-                           const std::vector<double>& k, const std::vector<double>& v,
-                           double scale, double softcap, Bias bias, Sink sink, bool with_sink) {
+                           const std::vector<double>& k, const std::vector<double>& v, double scale,
+                           double softcap, Bias bias, Sink sink, bool with_sink) {
   std::vector<double> out(static_cast<size_t>(a.batch * a.q_len * a.heads * a.v_head_size));
   const int64_t group = a.heads / a.kv_heads;
   const int64_t rows = a.batch * a.heads * a.q_len;
-  parallel_for(rows, grain_for(a.kv_len * (a.head_size + a.v_head_size)),
-               [&](int64_t first, int64_t last) {
-    std::vector<double> scores(static_cast<size_t>(a.kv_len));
-    for (int64_t row = first; row < last; ++row) {
-      const int64_t s = row % a.q_len, n = row / a.q_len % a.heads, b = row / a.q_len / a.heads;
-      const int64_t kvh = n / group;
-      const double* qr = q.data() + ((b * a.heads + n) * a.q_len + s) * a.head_size;
-      const double* kb = k.data() + (b * a.kv_heads + kvh) * a.kv_len * a.head_size;
-      const double* vb = v.data() + (b * a.kv_heads + kvh) * a.kv_len * a.v_head_size;
-      double max = -std::numeric_limits<double>::infinity();
-      for (int64_t t = 0; t < a.kv_len; ++t) {
-        double dot = 0;
-        for (int64_t i = 0; i < a.head_size; ++i) dot += qr[i] * kb[t * a.head_size + i];
-        double sc = dot * scale;
-        if (softcap > 0) sc = softcap * std::tanh(sc / softcap);
-        sc += bias(b, n, s, t);
-        scores[t] = sc;
-        max = std::max(max, sc);
-      }
-      const double sink_logit = with_sink ? sink(n) : 0.0;
-      if (with_sink) max = std::max(max, sink_logit);
-      double sum = 0;
-      for (int64_t t = 0; t < a.kv_len; ++t) {
-        scores[t] = std::exp(scores[t] - max);
-        sum += scores[t];
-      }
-      if (with_sink) sum += std::exp(sink_logit - max);
-      double* o = out.data() + ((b * a.q_len + s) * a.heads + n) * a.v_head_size;
-      for (int64_t i = 0; i < a.v_head_size; ++i) o[i] = 0;
-      for (int64_t t = 0; t < a.kv_len; ++t) {
-        const double p = scores[t] / sum;
-        for (int64_t i = 0; i < a.v_head_size; ++i) o[i] += p * vb[t * a.v_head_size + i];
-      }
-    }
-  });
+  parallel_for(
+      rows, grain_for(a.kv_len * (a.head_size + a.v_head_size)), [&](int64_t first, int64_t last) {
+        std::vector<double> scores(static_cast<size_t>(a.kv_len));
+        for (int64_t row = first; row < last; ++row) {
+          const int64_t s = row % a.q_len, n = row / a.q_len % a.heads, b = row / a.q_len / a.heads;
+          const int64_t kvh = n / group;
+          const double* qr = q.data() + ((b * a.heads + n) * a.q_len + s) * a.head_size;
+          const double* kb = k.data() + (b * a.kv_heads + kvh) * a.kv_len * a.head_size;
+          const double* vb = v.data() + (b * a.kv_heads + kvh) * a.kv_len * a.v_head_size;
+          double max = -std::numeric_limits<double>::infinity();
+          for (int64_t t = 0; t < a.kv_len; ++t) {
+            double dot = 0;
+            for (int64_t i = 0; i < a.head_size; ++i) dot += qr[i] * kb[t * a.head_size + i];
+            double sc = dot * scale;
+            if (softcap > 0) sc = softcap * std::tanh(sc / softcap);
+            sc += bias(b, n, s, t);
+            scores[t] = sc;
+            max = std::max(max, sc);
+          }
+          const double sink_logit = with_sink ? sink(n) : 0.0;
+          if (with_sink) max = std::max(max, sink_logit);
+          double sum = 0;
+          for (int64_t t = 0; t < a.kv_len; ++t) {
+            scores[t] = std::exp(scores[t] - max);
+            sum += scores[t];
+          }
+          if (with_sink) sum += std::exp(sink_logit - max);
+          double* o = out.data() + ((b * a.q_len + s) * a.heads + n) * a.v_head_size;
+          for (int64_t i = 0; i < a.v_head_size; ++i) o[i] = 0;
+          for (int64_t t = 0; t < a.kv_len; ++t) {
+            const double p = scores[t] / sum;
+            for (int64_t i = 0; i < a.v_head_size; ++i) o[i] += p * vb[t * a.v_head_size + i];
+          }
+        }
+      });
   return out;
 }
 
 // attend without a sink.
 template <typename Bias>
 std::vector<double> attend(const AttentionShape& a, const std::vector<double>& q,
-                           const std::vector<double>& k, const std::vector<double>& v,
-                           double scale, double softcap, Bias bias) {
-  return attend(a, q, k, v, scale, softcap, bias, [](int64_t) { return 0.0; }, false);
+                           const std::vector<double>& k, const std::vector<double>& v, double scale,
+                           double softcap, Bias bias) {
+  return attend(
+      a, q, k, v, scale, softcap, bias, [](int64_t) { return 0.0; }, false);
 }
 
 // A [batch, seq, heads * size] activation as [batch, heads, seq, size].
@@ -111,12 +111,15 @@ inline void rotate_head(double* x, int64_t rotary_dim, bool interleaved, const d
 
 // The values of a floating tensor as doubles.
 inline std::vector<double> values_as_doubles(const Tensor& t) {
-  return dispatch<FloatTypes>(t.dtype(), [&]<typename T>() {
-    std::vector<double> v(static_cast<size_t>(t.numel()));
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) v[i] = to_double(p[i]);
-    return v;
-  }, "input");
+  return dispatch<FloatTypes>(
+      t.dtype(),
+      [&]<typename T>() {
+        std::vector<double> v(static_cast<size_t>(t.numel()));
+        const T* p = t.data<T>();
+        for (int64_t i = 0; i < t.numel(); ++i) v[i] = to_double(p[i]);
+        return v;
+      },
+      "input");
 }
 
 // A tensor of `dtype` and `shape` holding `values` rounded once.

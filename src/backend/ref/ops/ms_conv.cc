@@ -27,9 +27,10 @@ class FusedConv : public Kernel {
       Activation kind;
       size_t params;
     };
-    const Known known[] = {{"Relu", Activation::kRelu, 0},       {"Tanh", Activation::kTanh, 0},
-                           {"Sigmoid", Activation::kSigmoid, 0}, {"LeakyRelu", Activation::kLeakyRelu, 1},
-                           {"Clip", Activation::kClip, 2},       {"HardSigmoid", Activation::kHardSigmoid, 2}};
+    const Known known[] = {
+        {"Relu", Activation::kRelu, 0},       {"Tanh", Activation::kTanh, 0},
+        {"Sigmoid", Activation::kSigmoid, 0}, {"LeakyRelu", Activation::kLeakyRelu, 1},
+        {"Clip", Activation::kClip, 2},       {"HardSigmoid", Activation::kHardSigmoid, 2}};
     if (name.empty()) return;
     for (const Known& k : known)
       if (name == k.name) {
@@ -39,9 +40,10 @@ class FusedConv : public Kernel {
                    params_.size(), name, k.params);
         return;
       }
-    ctx.fail("attribute 'activation' is '{}'; it must be one of Relu, Tanh, Sigmoid, LeakyRelu, "
-             "Clip, HardSigmoid",
-             name);
+    ctx.fail(
+        "attribute 'activation' is '{}'; it must be one of Relu, Tanh, Sigmoid, LeakyRelu, "
+        "Clip, HardSigmoid",
+        name);
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {

@@ -90,8 +90,8 @@ class FusedMatMul : public Kernel {
 
  private:
   template <typename T>
-  Tensor multiply(const Tensor& a, const Tensor& b, const PermutedView& va,
-                  const PermutedView& vb, RunContext& ctx) const {
+  Tensor multiply(const Tensor& a, const Tensor& b, const PermutedView& va, const PermutedView& vb,
+                  RunContext& ctx) const {
     const MatMulGeometry g = matmul_geometry(va.shape, vb.shape, ctx);
     const int64_t m = g.m, k = g.k, n = g.n;
     const ViewIndexer ia(va), ib(vb);
@@ -145,8 +145,8 @@ class MatMulNBits : public Kernel {
       ctx.fail("attribute 'bits' is {}; it must be one of 2, 4, 8", bits_);
     if (block_ < 16 || (block_ & (block_ - 1)) != 0)
       ctx.fail("attribute 'block_size' is {}; it must be a power of 2 of at least 16", block_);
-    if (k_ <= 0 || n_ <= 0) ctx.fail("attributes K and N are {} and {}; they must be positive",
-                                     k_, n_);
+    if (k_ <= 0 || n_ <= 0)
+      ctx.fail("attributes K and N are {} and {}; they must be positive", k_, n_);
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -172,10 +172,11 @@ class MatMulNBits : public Kernel {
       const bool packed = zero_points->dtype() == DataType::kUInt8;
       if (packed ? zero_points->numel() != n_ * zp_row_bytes
                  : (zero_points->dtype() != a.dtype() || zero_points->numel() != n_ * blocks))
-        ctx.fail("zero_points is {} {}; it must be uint8 with {} bytes (N rows of packed "
-                 "values) or of A's type with N * k_blocks = {} values",
-                 dtype_name(zero_points->dtype()), shape_str(zero_points->shape()),
-                 n_ * zp_row_bytes, n_ * blocks);
+        ctx.fail(
+            "zero_points is {} {}; it must be uint8 with {} bytes (N rows of packed "
+            "values) or of A's type with N * k_blocks = {} values",
+            dtype_name(zero_points->dtype()), shape_str(zero_points->shape()), n_ * zp_row_bytes,
+            n_ * blocks);
     }
     if (bias) {
       check_same_dtype(a, *bias, ctx, "A", "bias");
@@ -183,8 +184,7 @@ class MatMulNBits : public Kernel {
         ctx.fail("bias has shape {}; it must hold N ({}) values", shape_str(bias->shape()), n_);
     }
     return {dispatch<TypeList<float, float16, bfloat16>>(
-        a.dtype(),
-        [&]<typename T>() { return multiply<T>(a, b, scales, zero_points, bias, ctx); },
+        a.dtype(), [&]<typename T>() { return multiply<T>(a, b, scales, zero_points, bias, ctx); },
         "input A")};
   }
 
@@ -196,8 +196,8 @@ class MatMulNBits : public Kernel {
   }
 
   template <typename T>
-  Tensor multiply(const Tensor& a, const Tensor& b, const Tensor& scales,
-                  const Tensor* zero_points, const Tensor* bias, RunContext& ctx) const {
+  Tensor multiply(const Tensor& a, const Tensor& b, const Tensor& scales, const Tensor* zero_points,
+                  const Tensor* bias, RunContext& ctx) const {
     const int64_t blocks = (k_ + block_ - 1) / block_, blob = block_ * bits_ / 8;
     const int64_t zp_row_bytes = (blocks * bits_ + 7) / 8;
     const uint8_t* pb = b.data<uint8_t>();

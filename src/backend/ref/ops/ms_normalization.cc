@@ -91,13 +91,16 @@ Tensor normalize_rows(const std::vector<double>& sums, int64_t h, DataType dtype
 
 // The values of a floating tensor as doubles.
 std::vector<double> doubles_of(const Tensor& t) {
-  return dispatch<FloatTypes>(t.dtype(), [&]<typename T>() {
-    std::vector<double> v(static_cast<size_t>(t.numel()));
-    parallel_for(t.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) v[i] = to_double(t.data<T>()[i]);
-    });
-    return v;
-  }, "input");
+  return dispatch<FloatTypes>(
+      t.dtype(),
+      [&]<typename T>() {
+        std::vector<double> v(static_cast<size_t>(t.numel()));
+        parallel_for(t.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) v[i] = to_double(t.data<T>()[i]);
+        });
+        return v;
+      },
+      "input");
 }
 
 // SkipLayerNormalization(input, skip, gamma, beta?, bias?) and
@@ -120,9 +123,10 @@ class SkipNormalization : public Kernel {
     const Tensor* beta_t = kSimplified ? nullptr : optional_input(in, 3, "beta");
     const Tensor* bias_t = optional_input(in, kSimplified ? 3 : 4, "bias");
     if (x.rank() != 2 && x.rank() != 3)
-      ctx.fail("input has shape {}; it must be 3-D [batch, sequence, hidden] or 2-D "
-               "[tokens, hidden]",
-               shape_str(x.shape()));
+      ctx.fail(
+          "input has shape {}; it must be 3-D [batch, sequence, hidden] or 2-D "
+          "[tokens, hidden]",
+          shape_str(x.shape()));
     check_same_dtype(x, skip, ctx, "input", "skip");
     const int64_t h = x.shape().back();
     const Shape& xs = x.shape();
@@ -132,8 +136,8 @@ class SkipNormalization : public Kernel {
                         ((ss.size() == 3 && ss[0] == 1 && ss[1] == xs[1] && ss[2] == h) ||
                          (ss.size() == 2 && ss[0] == xs[1] && ss[1] == h));
     if (ss != xs && !shared)
-      ctx.fail("skip has shape {}; it must equal input's shape {}{}", shape_str(ss),
-               shape_str(xs), x.rank() == 3 ? " or be [1, S, H] / [S, H]" : "");
+      ctx.fail("skip has shape {}; it must equal input's shape {}{}", shape_str(ss), shape_str(xs),
+               x.rank() == 3 ? " or be [1, S, H] / [S, H]" : "");
     const std::vector<double> gamma = vector_of(gamma_t, h, x, "gamma", ctx);
     const std::vector<double> beta =
         beta_t ? vector_of(*beta_t, h, x, "beta", ctx) : std::vector<double>();
@@ -147,8 +151,8 @@ class SkipNormalization : public Kernel {
       if (!bias.empty()) sums[i] += bias[i % h];
     }
     std::vector<double> mean, inv;
-    Tensor y = normalize_rows(sums, h, x.dtype(), xs, gamma, beta, epsilon_, kSimplified, mean,
-                              inv);
+    Tensor y =
+        normalize_rows(sums, h, x.dtype(), xs, gamma, beta, epsilon_, kSimplified, mean, inv);
     Outputs out = {std::move(y)};
     Shape stat_shape = xs;
     stat_shape.back() = 1;
@@ -197,8 +201,8 @@ class SimplifiedLayerNormalization : public Kernel {
     const int64_t h = dims_product(x.shape(), axis, x.rank());
     const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
     if (scale.numel() != h)
-      ctx.fail("scale has shape {}; it must have the normalised shape {}",
-               shape_str(scale.shape()), shape_str(norm_shape));
+      ctx.fail("scale has shape {}; it must have the normalised shape {}", shape_str(scale.shape()),
+               shape_str(norm_shape));
     check_same_dtype(x, scale, ctx, "X", "scale");
     const std::vector<double> gamma = doubles_of(scale);
     std::vector<double> mean, inv;
@@ -242,9 +246,10 @@ class EmbedLayerNormalization : public Kernel {
       : epsilon_(static_cast<double>(ctx.attr_float("epsilon", 1e-12f))),
         mask_index_type_(ctx.attr_int("mask_index_type", 1)) {
     if (mask_index_type_ != 0 && mask_index_type_ != 1)
-      ctx.fail("attribute 'mask_index_type' is {}; it must be 0 (no mask index) or 1 (the "
-               "count of unmasked tokens per batch)",
-               mask_index_type_);
+      ctx.fail(
+          "attribute 'mask_index_type' is {}; it must be 0 (no mask index) or 1 (the "
+          "count of unmasked tokens per batch)",
+          mask_index_type_);
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -257,8 +262,8 @@ class EmbedLayerNormalization : public Kernel {
     const Tensor& beta_t = input_tensor(in, 6, "beta");
     const Tensor* mask = optional_input(in, 7, "mask");
     const Tensor* position_ids = optional_input(in, 8, "position_ids");
-    if (ids.rank() != 2) ctx.fail("input_ids has shape {}; it must be 2-D [batch, sequence]",
-                                  shape_str(ids.shape()));
+    if (ids.rank() != 2)
+      ctx.fail("input_ids has shape {}; it must be 2-D [batch, sequence]", shape_str(ids.shape()));
     const int64_t batch = ids.shape()[0], seq = ids.shape()[1];
     for (const Tensor* t : {&ids, segment_ids, mask, position_ids})
       if (t && t->dtype() != DataType::kInt32)
@@ -297,10 +302,9 @@ class EmbedLayerNormalization : public Kernel {
       for (int64_t s = 0; s < seq; ++s) {
         const int64_t t = b * seq + s;
         const double* w = row(wv, word, ids.data<int32_t>()[t], "input id");
-        const int32_t p = position_ids ? position_ids->data<int32_t>()[position_ids->numel() == seq
-                                                                           ? s
-                                                                           : t]
-                                       : static_cast<int32_t>(s);
+        const int32_t p = position_ids
+                              ? position_ids->data<int32_t>()[position_ids->numel() == seq ? s : t]
+                              : static_cast<int32_t>(s);
         const double* pr = row(pv, position, p, "position");
         const double* sr =
             segment ? row(sv, *segment, segment_ids->data<int32_t>()[t], "segment id") : nullptr;

@@ -18,9 +18,10 @@ struct RotaryCache {
 
 RotaryCache rotary_cache(const Tensor& c, const Tensor& s, DataType dtype, RunContext& ctx) {
   if (c.rank() != 2 || c.shape() != s.shape())
-    ctx.fail("cos_cache / sin_cache have shapes {} / {}; they must both be [max_position, "
-             "rotary_dim / 2]",
-             shape_str(c.shape()), shape_str(s.shape()));
+    ctx.fail(
+        "cos_cache / sin_cache have shapes {} / {}; they must both be [max_position, "
+        "rotary_dim / 2]",
+        shape_str(c.shape()), shape_str(s.shape()));
   if (c.dtype() != dtype || s.dtype() != dtype)
     ctx.fail("cos_cache / sin_cache have element types {} / {}; they must be the input's ({})",
              dtype_name(c.dtype()), dtype_name(s.dtype()), dtype_name(dtype));
@@ -45,8 +46,8 @@ class MsRotaryEmbedding : public Kernel {
     if (ctx.attr_float("scale", 1.0f) != 1.0f)
       ctx.fail("attribute 'scale' is {}; Parity supports only 1.0", ctx.attr_float("scale", 1.0f));
     if (heads_ < 0 || rotary_dim_ < 0)
-      ctx.fail("attributes num_heads {} and rotary_embedding_dim {} must not be negative",
-               heads_, rotary_dim_);
+      ctx.fail("attributes num_heads {} and rotary_embedding_dim {} must not be negative", heads_,
+               rotary_dim_);
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -69,8 +70,8 @@ class MsRotaryEmbedding : public Kernel {
       seq = x.shape()[1];
       heads = heads_ > 0 ? heads_ : (rotary > 0 ? x.shape()[2] / rotary : 0);
       if (heads <= 0 || x.shape()[2] % heads != 0)
-        ctx.fail("input's hidden size {} does not split into num_heads {} heads",
-                 x.shape()[2], heads);
+        ctx.fail("input's hidden size {} does not split into num_heads {} heads", x.shape()[2],
+                 heads);
       head = x.shape()[2] / heads;
     }
     if (rotary > head || rotary % 2 != 0)
@@ -124,9 +125,10 @@ class GroupQueryAttention : public Kernel {
         interleaved_(ctx.attr_int("rotary_interleaved", 0) != 0),
         smooth_(ctx.attr_int("smooth_softmax", 0) != 0) {
     if (heads_ <= 0 || kv_heads_ <= 0 || heads_ % kv_heads_ != 0)
-      ctx.fail("attributes num_heads {} and kv_num_heads {}: both must be positive and "
-               "num_heads a multiple of kv_num_heads",
-               heads_, kv_heads_);
+      ctx.fail(
+          "attributes num_heads {} and kv_num_heads {}: both must be positive and "
+          "num_heads a multiple of kv_num_heads",
+          heads_, kv_heads_);
     if (softcap_ < 0) ctx.fail("attribute 'softcap' is {}; it must not be negative", softcap_);
     if (window_ == 0 || window_ < -1)
       ctx.fail("attribute 'local_window_size' is {}; it must be -1 (no window) or positive",
@@ -140,8 +142,9 @@ class GroupQueryAttention : public Kernel {
     const Tensor* key = optional_input(in, 1, "key");
     const Tensor* value = optional_input(in, 2, "value");
     if (!key || !value)
-      ctx.fail("key or value is absent (packed QKV); Parity supports separate query, key and "
-               "value");
+      ctx.fail(
+          "key or value is absent (packed QKV); Parity supports separate query, key and "
+          "value");
     const Tensor* past_key = optional_input(in, 3, "past_key");
     const Tensor* past_value = optional_input(in, 4, "past_value");
     const Tensor& seqlens = input_tensor(in, 5, "seqlens_k");
@@ -152,8 +155,8 @@ class GroupQueryAttention : public Kernel {
     const Tensor* position_ids = optional_input(in, 9, "position_ids");
     const Tensor* abias = optional_input(in, 10, "attention_bias");
     const Tensor* sink = optional_input(in, 11, "head_sink");
-    if (query.rank() != 3) ctx.fail("query has shape {}; it must be [B, S, N * H]",
-                                    shape_str(query.shape()));
+    if (query.rank() != 3)
+      ctx.fail("query has shape {}; it must be [B, S, N * H]", shape_str(query.shape()));
     const int64_t batch = query.shape()[0], seq = query.shape()[1];
     if (query.shape()[2] % heads_ != 0)
       ctx.fail("query's hidden size {} is not a multiple of num_heads {}", query.shape()[2],
@@ -190,24 +193,27 @@ class GroupQueryAttention : public Kernel {
       past_of[b] = first_prompt ? 0 : total_b - seq;
       if (total_b > total_len || past_of[b] < 0 || past_of[b] > past_cap ||
           (first_prompt && total_b != seq))
-        ctx.fail("seqlens_k[{}] is {}: batch {} would hold {} tokens, which does not fit "
-                 "sequence length {}, total_sequence_length {} and the past's {} positions "
-                 "(padded batches are not supported)",
-                 b, lens[b], b, total_b, seq, total_len, past_cap);
+        ctx.fail(
+            "seqlens_k[{}] is {}: batch {} would hold {} tokens, which does not fit "
+            "sequence length {}, total_sequence_length {} and the past's {} positions "
+            "(padded batches are not supported)",
+            b, lens[b], b, total_b, seq, total_len, past_cap);
     }
     if (sink && (sink->numel() != heads_ || sink->dtype() != query.dtype()))
       ctx.fail("head_sink is {} {}; it must hold num_heads ({}) values of query's type",
                dtype_name(sink->dtype()), shape_str(sink->shape()), heads_);
 
     std::vector<double> q = split_heads(values_as_doubles(query).data(), batch, seq, heads_, head);
-    std::vector<double> k = split_heads(values_as_doubles(*key).data(), batch, seq, kv_heads_, head);
+    std::vector<double> k =
+        split_heads(values_as_doubles(*key).data(), batch, seq, kv_heads_, head);
     const std::vector<double> v =
         split_heads(values_as_doubles(*value).data(), batch, seq, kv_heads_, head);
     if (rotary_) {
       if (!cos_t || !sin_t) ctx.fail("do_rotary is 1 but cos_cache / sin_cache are absent");
       const RotaryCache cache = rotary_cache(*cos_t, *sin_t, query.dtype(), ctx);
       const int64_t rotary = 2 * cache.half;
-      if (rotary > head) ctx.fail("the caches' rotary dim {} exceeds the head size {}", rotary, head);
+      if (rotary > head)
+        ctx.fail("the caches' rotary dim {} exceeds the head size {}", rotary, head);
       std::vector<int64_t> pos;
       if (position_ids) {
         pos = read_int64s(*position_ids, "position_ids");
@@ -258,8 +264,8 @@ class GroupQueryAttention : public Kernel {
       const Shape& s = abias->shape();
       if (s.size() != 4 || (s[0] != batch && s[0] != 1) || (s[1] != heads_ && s[1] != 1) ||
           s[2] != seq || s[3] != total_len)
-        ctx.fail("attention_bias has shape {}; it must be [{} or 1, {} or 1, {}, {}]",
-                 shape_str(s), batch, heads_, seq, total_len);
+        ctx.fail("attention_bias has shape {}; it must be [{} or 1, {} or 1, {}, {}]", shape_str(s),
+                 batch, heads_, seq, total_len);
       check_same_dtype(query, *abias, ctx, "query", "attention_bias");
       bias_v = values_as_doubles(*abias);
       bias_ns = s[1] == 1 ? 0 : seq * total_len;
@@ -281,9 +287,9 @@ class GroupQueryAttention : public Kernel {
     const Shape present_shape{batch, kv_heads_, present_len, head};
     const auto& names = ctx.node().outputs;
     for (size_t i = 1; i < names.size() && i < 3; ++i)
-      out.push_back(names[i].empty()
-                        ? Value::none()
-                        : Value(tensor_from_doubles(query.dtype(), present_shape, i == 1 ? pk : pv)));
+      out.push_back(names[i].empty() ? Value::none()
+                                     : Value(tensor_from_doubles(query.dtype(), present_shape,
+                                                                 i == 1 ? pk : pv)));
     if (names.size() > 3) out.push_back(Value::none());
     return out;
   }
