@@ -45,6 +45,14 @@ TEST_P(OrtContribOps, OnnxRuntimeAgreesWithReferenceAndNumpy) {
   const MsOpCase& c = GetParam();
   auto np = numpy_arrays(std::string(kMsNumpyHelpers) + c.numpy);
   const TensorMap feed = feed_of(np, c.inputs);
+  if (!c.ort_unsafe.empty()) {
+    const TensorMap from_ref = run_text_model(c.model, feed);
+    for (const std::string& name : c.outputs)
+      EXPECT_TRUE(tensors_close(from_ref.at(name), np.at(name), kRtol, kAtol)) << c.name;
+    std::printf("[ contrib ] %s: not given to ONNX Runtime (%s); compared with NumPy only\n",
+                c.name.c_str(), c.ort_unsafe.c_str());
+    return;
+  }
   if (ort_minor_version() < c.ort_min_minor) {
     const TensorMap from_ref = run_text_model(c.model, feed);
     for (const std::string& name : c.outputs)
