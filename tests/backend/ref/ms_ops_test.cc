@@ -116,6 +116,12 @@ TEST(MsOpsErrors, AttributeValuesOutsideTheDocumentedOnesAreRefused) {
        "float[1,4] x", "num_heads a multiple of kv_num_heads"},
       {"y = com.microsoft.RotaryEmbedding<is_packed_batching = 1>(x, x, x, x)", "float[1,4] x",
        "'is_packed_batching' is 1"},
+      {"y = com.microsoft.MultiHeadAttention<num_heads = 1, unidirectional = 2>(x, x, x)",
+       "float[1,4] x", "'unidirectional' is 2; it must be 0 or 1"},
+      {"y = com.microsoft.GroupQueryAttention<num_heads = 2, kv_num_heads = 1, local_window_size = 0>(x, x, x)",
+       "float[1,4] x", "'local_window_size' is 0"},
+      {"y = com.microsoft.MatMulNBits<K = 4, N = 1, block_size = 16, accuracy_level = 5>(x, x, x)",
+       "float[1,4] x", "'accuracy_level' is 5"},
   };
   TensorMap feed;
   feed.set("x", Tensor::from_vector<float>({1, 4}, {1, 2, 3, 4}));

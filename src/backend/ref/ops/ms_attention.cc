@@ -104,7 +104,7 @@ class MsAttention : public Kernel {
       : heads_(ctx.attr_int("num_heads")),
         scale_(ctx.attr_float("scale", 0.0f)),
         filter_(ctx.attr_float("mask_filter_value", -10000.0f)),
-        causal_(ctx.attr_int("unidirectional", 0) != 0),
+        causal_(attr_flag(ctx, "unidirectional")),
         qkv_sizes_(ctx.attr_ints("qkv_hidden_sizes", {})) {
     if (heads_ <= 0) ctx.fail("attribute 'num_heads' is {}; it must be positive", heads_);
     for (const char* name : {"do_rotary", "past_present_share_buffer"})
@@ -236,7 +236,7 @@ class MultiHeadAttention : public Kernel {
       : heads_(ctx.attr_int("num_heads")),
         scale_(ctx.attr_float("scale", 0.0f)),
         filter_(ctx.attr_float("mask_filter_value", -10000.0f)),
-        causal_(ctx.attr_int("unidirectional", 0) != 0) {
+        causal_(attr_flag(ctx, "unidirectional")) {
     if (heads_ <= 0) ctx.fail("attribute 'num_heads' is {}; it must be positive", heads_);
     if (ctx.num_outputs() > 3 && !ctx.node().outputs[3].empty())
       ctx.fail("output qk is asked for; Parity does not produce it");

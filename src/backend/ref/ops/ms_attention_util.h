@@ -109,6 +109,13 @@ inline void rotate_head(double* x, int64_t rotary_dim, bool interleaved, const d
   }
 }
 
+// A 0/1 attribute (unidirectional, interleaved, do_rotary...); other values are refused.
+inline bool attr_flag(const OpContext& ctx, const char* name) {
+  const int64_t v = ctx.attr_int(name, 0);
+  if (v != 0 && v != 1) ctx.fail("attribute '{}' is {}; it must be 0 or 1", name, v);
+  return v == 1;
+}
+
 // The values of a floating tensor as doubles.
 inline std::vector<double> values_as_doubles(const Tensor& t) {
   return dispatch<FloatTypes>(

@@ -128,8 +128,8 @@ PARITY_REF_OP("com.microsoft", "FusedMatMul", 1, kOpsetMax, FusedMatMul);
 
 // MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?): Y = A x W^T (+ bias), with W [N, K]
 // quantized block-wise along K. Attributes K, N, bits (2, 4 or 8; default 4), block_size (a
-// power of 2, at least 16) and accuracy_level (a speed hint, ignored: the sums are in double
-// anyway). B is uint8 [N, k_blocks, blob_size], blob_size = block_size * bits / 8, each byte
+// power of 2, at least 16) and accuracy_level (0 to 4, a speed hint, ignored: the sums are in
+// double anyway). B is uint8 [N, k_blocks, blob_size], blob_size = block_size * bits / 8, each byte
 // holding 8 / bits values, the lowest bits first. scales [N * k_blocks] (or [N, k_blocks]) of
 // A's type. zero_points: uint8 packed like B, ceil(k_blocks * bits / 8) bytes per row, or of
 // A's type [N * k_blocks]; absent, 2^(bits-1). W[n, k] = (q - zero_point) * scale of k's block.
@@ -145,6 +145,9 @@ class MatMulNBits : public Kernel {
       ctx.fail("attribute 'bits' is {}; it must be one of 2, 4, 8", bits_);
     if (block_ < 16 || (block_ & (block_ - 1)) != 0)
       ctx.fail("attribute 'block_size' is {}; it must be a power of 2 of at least 16", block_);
+    const int64_t accuracy = ctx.attr_int("accuracy_level", 0);
+    if (accuracy < 0 || accuracy > 4)
+      ctx.fail("attribute 'accuracy_level' is {}; it must be 0 to 4", accuracy);
     if (k_ <= 0 || n_ <= 0)
       ctx.fail("attributes K and N are {} and {}; they must be positive", k_, n_);
   }

@@ -37,7 +37,7 @@ RotaryCache rotary_cache(const Tensor& c, const Tensor& s, DataType dtype, RunCo
 class MsRotaryEmbedding : public Kernel {
  public:
   explicit MsRotaryEmbedding(const OpContext& ctx)
-      : interleaved_(ctx.attr_int("interleaved", 0) != 0),
+      : interleaved_(attr_flag(ctx, "interleaved")),
         heads_(ctx.attr_int("num_heads", 0)),
         rotary_dim_(ctx.attr_int("rotary_embedding_dim", 0)) {
     if (ctx.attr_int("is_packed_batching", 0) != 0)
@@ -121,9 +121,9 @@ class GroupQueryAttention : public Kernel {
         scale_(ctx.attr_float("scale", 0.0f)),
         softcap_(ctx.attr_float("softcap", 0.0f)),
         window_(ctx.attr_int("local_window_size", -1)),
-        rotary_(ctx.attr_int("do_rotary", 0) != 0),
-        interleaved_(ctx.attr_int("rotary_interleaved", 0) != 0),
-        smooth_(ctx.attr_int("smooth_softmax", 0) != 0) {
+        rotary_(attr_flag(ctx, "do_rotary")),
+        interleaved_(attr_flag(ctx, "rotary_interleaved")),
+        smooth_(attr_flag(ctx, "smooth_softmax")) {
     if (heads_ <= 0 || kv_heads_ <= 0 || heads_ % kv_heads_ != 0)
       ctx.fail(
           "attributes num_heads {} and kv_num_heads {}: both must be positive and "
