@@ -54,26 +54,29 @@ save('a', rng.randn(256, 64).astype(np.float32)); save('bq', rng.randint(0, 256,
 save('s', (rng.rand(96 * 2) * 0.1).astype(np.float32))
 save('x', rng.randn(2, 8, 24, 24).astype(np.float32)); save('w', rng.randn(16, 8, 3, 3).astype(np.float32))
 save('h', rng.randn(64, 32, 256).astype(np.float32)); save('g', rng.randn(256).astype(np.float32))
+save('ax', rng.randn(2, 64, 32).astype(np.float32)); save('aw', (rng.randn(32, 96) * 0.2).astype(np.float32))
 )");
   const std::string model = R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
     g (float[2,128,64] q, float[2,128,32] k, float[2,128,32] v, int32[2] lens, int32 total,
        float[256,64] a, uint8[96,2,16] bq, float[192] s, float[2,8,24,24] x, float[16,8,3,3] w,
-       float[64,32,256] h, float[256] g)
-      => (float ya, float yn, float yc, float yl, float ym) {
+       float[64,32,256] h, float[256] g, float[2,64,32] ax, float[32,96] aw)
+      => (float ya, float yn, float yc, float yl, float ym, float yt, float yh) {
       ya, , = com.microsoft.GroupQueryAttention<num_heads = 4, kv_num_heads = 2>(q, k, v, , , lens, total)
       yn = com.microsoft.MatMulNBits<K = 64, N = 96, block_size = 32>(a, bq, s)
       yc = com.microsoft.FusedConv<activation = "Tanh", pads = [1, 1, 1, 1]>(x, w)
       yl = com.microsoft.SkipSimplifiedLayerNormalization(h, h, g)
       ym = com.microsoft.FusedMatMul<transB = 1, alpha = 0.25>(a, a)
+      yt = com.microsoft.Attention<num_heads = 4, unidirectional = 1>(ax, aw)
+      yh = com.microsoft.MultiHeadAttention<num_heads = 4>(ax, ax, ax)
     })";
   const TensorMap feed =
-      feed_of(np, {"q", "k", "v", "lens", "total", "a", "bq", "s", "x", "w", "h", "g"});
+      feed_of(np, {"q", "k", "v", "lens", "total", "a", "bq", "s", "x", "w", "h", "g", "ax", "aw"});
   set_num_threads(1);
   TensorMap one = run_text_model(model, feed);
   set_num_threads(4);
   TensorMap four = run_text_model(model, feed);
   set_num_threads(0);
-  for (const char* name : {"ya", "yn", "yc", "yl", "ym"})
+  for (const char* name : {"ya", "yn", "yc", "yl", "ym", "yt", "yh"})
     EXPECT_TRUE(tensors_identical(four.at(name), one.at(name))) << name;
 }
 
