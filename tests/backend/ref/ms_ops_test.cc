@@ -121,7 +121,8 @@ TEST(MsOpsErrors, AttributeValuesOutsideTheDocumentedOnesAreRefused) {
        "'is_packed_batching' is 1"},
       {"y = com.microsoft.MultiHeadAttention<num_heads = 1, unidirectional = 2>(x, x, x)",
        "float[1,4] x", "'unidirectional' is 2; it must be 0 or 1"},
-      {"y = com.microsoft.GroupQueryAttention<num_heads = 2, kv_num_heads = 1, local_window_size = 0>(x, x, x)",
+      {"y = com.microsoft.GroupQueryAttention<num_heads = 2, kv_num_heads = 1, "
+       "local_window_size = 0>(x, x, x)",
        "float[1,4] x", "'local_window_size' is 0"},
       {"y = com.microsoft.MatMulNBits<K = 4, N = 1, block_size = 16, accuracy_level = 5>(x, x, x)",
        "float[1,4] x", "'accuracy_level' is 5"},
