@@ -164,6 +164,10 @@ class OrtSessionBuilder {
                "set the session log level");
     ort::check(api(), api().SetSessionGraphOptimizationLevel(so.get(), level),
                "set the graph optimization level");
+    if (!options_.optimized_model_path.empty())
+      ort::check(api(),
+                 api().SetOptimizedModelFilePath(so.get(), options_.optimized_model_path.c_str()),
+                 fmt::format("set the optimized model path '{}'", options_.optimized_model_path));
     if (options_.intra_op_threads > 0)
       ort::check(api(), api().SetIntraOpNumThreads(so.get(), options_.intra_op_threads),
                  "set the intra-op thread count");

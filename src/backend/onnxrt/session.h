@@ -42,6 +42,9 @@ struct OrtOptions {
   int graph_optimization_level = static_cast<int>(GraphOptimizationLevel::kAll);
   // Custom-op libraries to register (--ort-custom-op-lib): each exports RegisterCustomOps.
   std::vector<std::string> custom_op_libs;
+  // When set, ONNX Runtime saves the model it optimized there (an .onnx path), as its session
+  // option optimized_model_filepath does.
+  std::string optimized_model_path;
 };
 
 // A live ONNX Runtime session and what the runner needs to know about it.
