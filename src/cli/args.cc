@@ -2,6 +2,7 @@
 
 #include "cli/layerwise.h"
 #include "cli/parse_util.h"
+#include "cli/value_checks.h"
 #include "core/logger.h"
 #include "io/json.h"
 
@@ -109,6 +110,8 @@ CompareFunc ComparatorArgs::compare_func() const {
   o.check_shapes = !no_shape_check;
   if (!atol.empty()) o.atol = parse_per_output_number("--atol", atol);
   if (!rtol.empty()) o.rtol = parse_per_output_number("--rtol", rtol);
+  check_tolerances("--atol", o.atol);
+  check_tolerances("--rtol", o.rtol);
   if (!check_error_stat.empty()) o.check_error_stat = parse_per_output_error_stat(check_error_stat);
   if (!error_quantile.empty()) {
     o.error_quantile = parse_per_output_number("--error-quantile", error_quantile);

@@ -5,6 +5,7 @@
 #include "backend/ref/runner.h"
 #include "cli/gen_script.h"
 #include "cli/layerwise.h"
+#include "cli/limit_args.h"
 #include "cli/parse_util.h"
 #include "cli/scripts.h"
 #include "comparator/comparator.h"
@@ -24,6 +25,7 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
   add_data_loader_args(*sub, args.data);
   add_comparator_args(*sub, args.comparator);
   add_onnxrt_args(*sub, args.onnxrt);
+  add_limit_args(*sub);
   add_script_args(*sub, args);
   return sub;
 }
