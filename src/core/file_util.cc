@@ -105,18 +105,11 @@ void write_file_atomically(const std::string& path, std::string_view bytes,
     fail("failed to write {}: the path contains a NUL character", what);
   std::error_code ec;
   fs::path target(path);
-  fs::file_status link = fs::symlink_status(target, ec);
-  if (fs::is_symlink(link)) {
-    // Write through the link: the file it points at changes, the link stays.
-    fs::path resolved = fs::weakly_canonical(target, ec);
-    if (ec) {
-      if (ec == std::errc::too_many_symbolic_link_levels)
-        fail("failed to write {}: its path is a loop of symbolic links", named);
-      fail("failed to write {}: the link cannot be followed: {}", named, ec.message());
-    }
-    target = resolved;
-  }
+  // What the path names once links are followed (the kernel follows /proc's magic links, such
+  // as /dev/stdout -> /proc/self/fd/1 -> pipe:[...], which no path resolution can).
   fs::file_status st = fs::status(target, ec);
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    fail("failed to write {}: its path is a loop of symbolic links", named);
   if (fs::is_directory(st))
     fail("failed to write {}: it is a folder; give the path of a file inside it", named);
   if (fs::exists(st) && !fs::is_regular_file(st)) {
@@ -131,6 +124,13 @@ void write_file_atomically(const std::string& path, std::string_view bytes,
     }
     ::close(fd);
     return;
+  }
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    // A link to a regular file (or a dangling one): the file it points at is replaced, the
+    // link stays.
+    fs::path resolved = fs::weakly_canonical(target, ec);
+    if (ec) fail("failed to write {}: the link cannot be followed: {}", named, ec.message());
+    target = resolved;
   }
   // A hidden temporary name beside the target: the rename stays on one file system.
   static std::atomic<unsigned> counter{0};

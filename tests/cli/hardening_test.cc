@@ -122,5 +122,72 @@ onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid('', 13)]), '{}')
   }
 }
 
+
+// A model made with onnx.helper, with `edit` applied to the ModelProto `m` before saving.
+std::string python_model(const TempDir& dir, const std::string& name, const std::string& edit) {
+  std::string path = dir.file(name);
+  CommandResult r = run_python(fmt::format(R"(
+import onnx
+from onnx import helper as oh, TensorProto as TP
+x = oh.make_tensor_value_info('x', TP.FLOAT, [2])
+y = oh.make_tensor_value_info('y', TP.FLOAT, [2])
+g = oh.make_graph([oh.make_node('Relu', ['x'], ['y'])], 'g', [x], [y])
+m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 13)])
+m.ir_version = 8
+{}
+onnx.save(m, '{}')
+)",
+                                           edit, path));
+  if (r.exit_code != 0) ADD_FAILURE() << r.output;
+  return path;
+}
+
+TEST(CliHardening, ModelHeadersOnnxsCheckerRefusesAreErrors) {
+  TempDir dir;
+  const std::pair<const char*, const char*> cases[] = {
+      {"m.ir_version = 0", "with ir_version 0: the IR version must be set to 1 or more"},
+      {"m.ir_version = -1", "with ir_version -1: the IR version must be set to 1 or more"},
+      {"m.ir_version = 100", "with ir_version 100: it is newer than the newest IR version"},
+      {"m.opset_import[0].version = 0", "with opset 0 of domain 'ai.onnx': opset versions start"},
+      {"m.opset_import[0].version = -5", "with opset -5 of domain 'ai.onnx': opset versions start"},
+      {"m.opset_import.append(oh.make_opsetid('', 13))", "lists domain 'ai.onnx' twice"},
+      {"m.graph.input.append(x)", "the graph lists input 'x' twice"},
+      {"m.graph.output.append(y)", "the graph lists output 'y' twice"},
+      {"del m.graph.output[:]", "has no outputs; a model must declare at least one output"},
+  };
+  int i = 0;
+  for (const auto& [edit, words] : cases) {
+    std::string model = python_model(dir, fmt::format("m{}.onnx", i++), edit);
+    CommandResult r = run_parity({"run", model, "--pluginref"});
+    EXPECT_EQ(r.exit_code, 1) << edit << "\n" << r.output;
+    EXPECT_TRUE(has(r, words)) << edit << "\n" << r.output;
+  }
+}
+
+TEST(CliHardening, AnOpsetNewerThanAnyReleaseIsAWarning) {
+  TempDir dir;
+  std::string model = python_model(dir, "m.onnx", "m.opset_import[0].version = 100");
+  CommandResult r = run_parity({"run", model, "--pluginref"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r, "[W] The model imports opset 100 of domain 'ai.onnx', newer than the newest "
+                     "released opset Parity knows (24)"))
+      << r.output;
+}
+
+TEST(CliHardening, NanOrNegativeTolerancesAreUsageErrors) {
+  for (const char* flag : {"--atol", "--rtol"}) {
+    for (const char* value : {"nan", "-1", "y:nan"}) {
+      CommandResult r = run_parity({"run", source_path("examples/identity.onnx"), "--pluginref",
+                                    flag, value});
+      EXPECT_EQ(r.exit_code, 2) << flag << " " << value << "\n" << r.output;
+      EXPECT_TRUE(has(r, fmt::format("failed to use {} ", flag))) << r.output;
+      EXPECT_TRUE(has(r, "a tolerance must be")) << r.output;
+    }
+  }
+  CommandResult r = run_parity({"run", source_path("examples/identity.onnx"), "--pluginref",
+                                "--atol", "inf", "--rtol", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace parity::testing

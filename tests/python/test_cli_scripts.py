@@ -97,7 +97,9 @@ def test_generated_script_reports_errors_like_the_command(tmp_path):
             cwd=tmp_path)
     script = run_script(tmp_path / "run.py", cwd=tmp_path)
     assert cli.returncode == script.returncode == 1
-    assert "[!]" in script.stdout and "missing.onnx" in script.stdout
+    # The fatal "[!]" line is an error: it goes to stderr, from the command and the script alike.
+    assert "[!]" in script.stderr and "missing.onnx" in script.stderr
+    assert "[!]" in cli.stderr and "[!]" not in cli.stdout
 
 
 def test_gen_script_to_stdout_and_bad_values(tmp_path):

@@ -65,68 +65,34 @@ bool file_equals(const std::string& path, const std::string& bytes) {
   return content == bytes;
 }
 
-// The external-data locations of every tensor of the graph and its subgraphs.
-void collect_locations(const ::onnx::GraphProto& graph, std::vector<std::string>& out) {
-  auto add = [&](const ::onnx::TensorProto& t) {
-    if (!tensor_is_external(t)) return;
-    for (const auto& entry : t.external_data())
-      if (entry.key() == "location") out.push_back(entry.value());
-  };
-  for (const auto& t : graph.initializer()) add(t);
-  for (const auto& node : graph.node())
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_t()) add(attr.t());
-      for (const auto& t : attr.tensors()) add(t);
-      if (attr.has_g()) collect_locations(attr.g(), out);
-      for (const auto& g : attr.graphs()) collect_locations(g, out);
-    }
-}
-
-// A model file for ONNX Runtime, which reads external data relative to the model's own folder:
-// written into a private folder under the system's temporary folder, with a symbolic link per
-// external-data file to where the data really is (the model's folder or --external-data-dir).
-// Nothing is written beside the user's files; the folder is removed on destruction.
+// A model file written beside the external data it refers to, removed on destruction. (ONNX
+// Runtime resolves external data against the model's folder, following symlinks, and refuses
+// data outside it, so a private folder with links to the data does not serve.)
 class TempModelFile {
  public:
-  TempModelFile(const std::string& data_folder, const ::onnx::GraphProto& graph,
-                const std::string& bytes) {
-    std::string pattern = (fs::temp_directory_path() / "parity-onnxrt-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      fail("failed to create a temporary folder for the model ONNX Runtime reads: {}",
-           std::strerror(errno));
-    folder_ = pattern;
-    const fs::path data = fs::absolute(data_folder.empty() ? "." : data_folder);
-    std::vector<std::string> locations;
-    collect_locations(graph, locations);
-    std::error_code ec;
-    for (const std::string& location : locations) {
-      // The reference loader has already refused absolute locations and '..'.
-      fs::path link = folder_ / location;
-      if (fs::exists(fs::symlink_status(link, ec))) continue;
-      fs::create_directories(link.parent_path(), ec);
-      fs::create_symlink(data / location, link, ec);
-      if (ec)
-        fail("failed to link external data '{}' for ONNX Runtime: {}", location, ec.message());
-    }
-    path_ = (folder_ / "model.onnx").string();
+  TempModelFile(const std::string& folder, const std::string& bytes) {
+    static std::atomic<int> counter{0};
+    path_ = (fs::path(folder.empty() ? "." : folder) /
+             fmt::format(".parity-onnxrt-{}-{}.onnx", getpid(), counter++))
+                .string();
     std::ofstream out(path_, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (!out) {
-      fs::remove_all(folder_, ec);
-      fail("failed to write the model ONNX Runtime reads to '{}': the temporary folder is not "
-           "writable",
+      std::error_code ec;
+      fs::remove(path_, ec);
+      fail("failed to write the modified model to '{}': ONNX Runtime must read it from the "
+           "folder of its external data, which must therefore be writable",
            path_);
     }
   }
   ~TempModelFile() {
     std::error_code ec;
-    fs::remove_all(folder_, ec);
+    fs::remove(path_, ec);
   }
   const std::string& path() const { return path_; }
 
  private:
-  fs::path folder_;
   std::string path_;
 };
 
@@ -178,7 +144,7 @@ class OrtSessionBuilder {
     if (!model.path.empty() && data_beside_model && file_equals(model.path, bytes))
       return from_path(model.path);
     std::string folder = model.external_data_dir.empty() ? model_folder : model.external_data_dir;
-    TempModelFile file(folder, model.proto->graph(), bytes);
+    TempModelFile file(folder, bytes);
     return from_path(file.path());
   }
 
