@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace parity {
 
@@ -142,6 +143,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes,
   const std::string tmp = (folder / fmt::format(".{}.tmp.{}.{}", target.filename().string(),
                                                 ::getpid(), counter++))
                               .string();
+  TemporaryFileGuard removed_on_interrupt(tmp.c_str());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) fail("failed to write {}: {}", named, std::strerror(errno));
   try {

@@ -135,5 +135,37 @@ onnx.save(m, '{0}/nul.onnx')
       << r.output;
 }
 
+
+TEST(CliFiles, CtrlCStopsPromptlyWithAMessageAndNoOutputFile) {
+  TempDir dir;
+  const std::string model = dir.file("loop.onnx");
+  write_model_from_text(model, R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1] v) => (float[1] out) {
+      m = Constant<value = int64 {1000000000000000}>()
+      c = Constant<value = bool {1}>()
+      out = Loop(m, c, v) <body = body (int64 i, bool cin, float[1] vin) => (bool cout, float[1] vout) {
+        cout = Identity(cin)
+        vout = Identity(vin)
+      }>
+    }
+  )");
+  for (const char* sig : {"INT", "TERM"}) {
+    const std::string out = dir.file(std::string("out-") + sig + ".json");
+    // The run would take minutes (up to the iteration limit); the signal comes after a second.
+    CommandResult r = run_command(fmt::format(
+        "{} run {} --pluginref --limit-loop-iterations 1000000000 --save-outputs {} 2>&1 & pid=$!; "
+        "sleep 1; kill -{} $pid; wait $pid; echo \"status=$?\"",
+        PARITY_CLI, model, out, sig));
+    EXPECT_TRUE(has(r, std::string("status=") + (std::string(sig) == "INT" ? "130" : "143")))
+        << r.output;
+    EXPECT_TRUE(has(r, std::string(sig) == "INT" ? "[!] Interrupted (SIGINT): the run stopped"
+                                                 : "[!] Terminated (SIGTERM): the run stopped"))
+        << r.output;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  EXPECT_EQ(listing(dir.path()), (std::set<std::string>{"loop.onnx"}));
+}
+
 }  // namespace
 }  // namespace parity::testing
