@@ -179,7 +179,8 @@ def test_plugins_flag_runs_a_custom_op(tmp_path):
                        opsets=(("", 17), ("parity.example", 1)))
     missing = run_cli("run", model, "--pluginref", cwd=tmp_path)
     assert missing.returncode == 1
-    assert "Op: ScaledTanh does not have a reference implementation registered!" in missing.stdout
+    # The fatal "[!]" message is on stderr.
+    assert "Op: ScaledTanh does not have a reference implementation registered!" in missing.stderr
 
     ok = run_cli("run", model, "--pluginref", "--plugins", EXAMPLE_PLUGIN, "--seed", "3",
                  "--save-outputs", "out.json", "--save-inputs", "in.json", cwd=tmp_path)
@@ -198,4 +199,4 @@ def test_plugins_flag_runs_a_custom_op(tmp_path):
 def test_bad_plugin_is_a_clear_error(tmp_path):
     cli = run_cli("run", TINY_CNN, "--pluginref", "--plugins", "/no/such/plugin.so", cwd=tmp_path)
     assert cli.returncode == 1
-    assert "failed to load plugin library '/no/such/plugin.so' with dlopen" in cli.stdout
+    assert "failed to load plugin library '/no/such/plugin.so' with dlopen" in cli.stderr
