@@ -189,5 +189,22 @@ TEST(CliHardening, NanOrNegativeTolerancesAreUsageErrors) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+
+TEST(CliHardening, AnOpNewerThanTheDeclaredOpsetIsAnError) {
+  // Gelu entered ai.onnx in opset 20; a model importing opset 13 cannot use it (ONNX's checker
+  // and ONNX Runtime refuse it too).
+  TempDir dir;
+  std::string model = dir.file("gelu.onnx");
+  write_model_from_text(model, R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] x) => (float[2] y) { y = Gelu(x) }
+  )");
+  CommandResult r = run_parity({"run", model, "--pluginref"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r, "failed to prepare node 'Gelu_0' (Gelu): the reference kernel does not "
+                     "support opset 13 of domain 'ai.onnx'; supported opsets: [20+]"))
+      << r.output;
+}
+
 }  // namespace
 }  // namespace parity::testing
