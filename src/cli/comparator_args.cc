@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cli/parse_util.h"
+#include "cli/value_checks.h"
 #include "core/error.h"
 
 namespace parity::cli {
@@ -72,6 +73,8 @@ ComparatorOptions ComparatorArgs::parse() const {
   t.check_shapes = !no_shape_check;
   if (!atol.empty()) t.atol = parse_per_output_number("--atol", atol);
   if (!rtol.empty()) t.rtol = parse_per_output_number("--rtol", rtol);
+  check_tolerances("--atol", t.atol);
+  check_tolerances("--rtol", t.rtol);
   if (!check_error_stat.empty()) t.check_error_stat = parse_per_output_error_stat(check_error_stat);
   if (!error_quantile.empty())
     t.error_quantile = parse_per_output_number("--error-quantile", error_quantile);

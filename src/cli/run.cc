@@ -2,6 +2,7 @@
 
 #include "cli/app.h"
 #include "cli/gen_script.h"
+#include "cli/limit_args.h"
 #include "cli/scripts.h"
 #include "cli/parse_util.h"
 #include "comparator/comparator.h"
@@ -22,6 +23,7 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
   add_backend_args(*sub);
   add_data_loader_args(*sub, args.data);
   add_comparator_args(*sub, args.comparator);
+  add_limit_args(*sub);
   add_script_args(*sub, args);
   return sub;
 }

@@ -89,7 +89,9 @@ size_t dtype_bits(DataType t) {
 size_t dtype_storage_bytes(DataType t, size_t n) {
   if (t == DataType::kString) return n * sizeof(std::string);
   size_t bits = dtype_bits(t);
-  return (n * bits + 7) / 8;
+  // (n * bits + 7) / 8 without forming n * bits, which overflows for n near 2^61 and above
+  // (check_tensor_allocation refuses sizes whose byte count itself overflows).
+  return n / 8 * bits + ((n % 8) * bits + 7) / 8;
 }
 
 bool dtype_is_float(DataType t) {

@@ -106,11 +106,16 @@ void Logger::log(Severity s, std::string_view message) {
     sink_(s, line);
     return;
   }
+  // The fatal "[!]" line goes to stderr, like usage errors: a script that reads stdout (or
+  // redirects it to a file) still shows the user why the run stopped. Every other line stays on
+  // stdout, where Polygraphy prints it.
+  FILE* out = s == Severity::kCritical ? stderr : stdout;
+  if (out == stderr) std::fflush(stdout);  // keep the order of lines on a shared terminal
   if (colors_ && !color_of(s).empty())
-    std::fprintf(stdout, "%s%s\033[0m\n", std::string(color_of(s)).c_str(), line.c_str());
+    std::fprintf(out, "%s%s\033[0m\n", std::string(color_of(s)).c_str(), line.c_str());
   else
-    std::fprintf(stdout, "%s\n", line.c_str());
-  std::fflush(stdout);
+    std::fprintf(out, "%s\n", line.c_str());
+  std::fflush(out);
   if (log_file_) {
     std::fprintf(log_file_.get(), "%s\n", line.c_str());
     std::fflush(log_file_.get());

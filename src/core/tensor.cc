@@ -5,13 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "core/checked_math.h"
+#include "core/limits.h"
+
 namespace parity {
 
-int64_t shape_numel(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t shape_numel(const Shape& shape) { return checked_numel(shape, "a tensor"); }
 
 std::string shape_str(const Shape& shape) {
   if (shape.size() == 1) return fmt::format("({},)", shape[0]);
@@ -23,7 +22,7 @@ namespace {
 constexpr size_t kAlignment = 64;
 
 // Owned storage: aligned bytes, or constructed std::string objects for string tensors.
-std::shared_ptr<const void> allocate(DataType dtype, size_t numel, void** data) {
+std::shared_ptr<const void> allocate(DataType dtype, size_t numel, size_t bytes, void** data) {
   if (dtype == DataType::kString) {
     auto* strings = new std::string[numel > 0 ? numel : 1];
     *data = strings;
@@ -31,7 +30,6 @@ std::shared_ptr<const void> allocate(DataType dtype, size_t numel, void** data) 
       delete[] static_cast<const std::string*>(p);
     });
   }
-  size_t bytes = dtype_storage_bytes(dtype, numel);
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
@@ -44,15 +42,18 @@ std::shared_ptr<const void> allocate(DataType dtype, size_t numel, void** data) 
 }  // namespace
 
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_)
-    if (d < 0)
-      fail("failed to create a tensor of shape {}: every dimension must be 0 or more",
-           shape_str(shape_));
-  storage_ = allocate(dtype_, static_cast<size_t>(numel()), &data_);
+  size_t bytes = check_tensor_allocation(dtype_, shape_);
+  storage_ = allocate(dtype_, static_cast<size_t>(numel()), bytes, &data_);
 }
 
 Tensor Tensor::borrow(DataType dtype, Shape shape, void* data,
                       std::shared_ptr<const void> keep_alive) {
+  // The buffer exists already, so no limit applies; the shape must still describe it.
+  for (int64_t d : shape)
+    if (d < 0)
+      fail("failed to create a tensor of shape {}: every dimension must be 0 or more",
+           shape_str(shape));
+  checked_numel(shape, fmt::format("a {} tensor", dtype_name(dtype)));
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/file_util.h"
 #include "io/base64.h"
 #include "io/json_parser.h"
 #include "io/npy.h"
@@ -430,38 +431,11 @@ std::vector<TensorMap> load_inputs(const std::string& path) {
 }
 
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    fail("failed to read file {}: it is a directory; pass a file", path);
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) fail("failed to read file {}: {}", path, std::strerror(errno));
-  std::string bytes;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-  bool bad = std::ferror(f);
-  int err = errno;
-  std::fclose(f);
-  if (bad) fail("failed to read file {}: {}", path, std::strerror(err));
-  return bytes;
+  return read_regular_file(path, fmt::format("read file {}", path));
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
-  // The temporary file sits beside the target so that the rename stays on one file system.
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter++);
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail("failed to write file {}: {}", path, std::strerror(errno));
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = std::fflush(f) == 0 && ok;
-  int err = errno;
-  ok = std::fclose(f) == 0 && ok;
-  std::error_code ec;
-  if (ok) std::filesystem::rename(tmp, path, ec);
-  if (!ok || ec) {
-    std::filesystem::remove(tmp, ec);
-    fail("failed to write file {}: {}", path, ok ? ec.message() : std::strerror(err));
-  }
+  write_file_atomically(path, bytes);
 }
 
 }  // namespace parity::io

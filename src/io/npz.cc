@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/limits.h"
 #include "io/npy.h"
 
 namespace parity::io {
@@ -121,12 +122,68 @@ std::vector<Member> read_directory(const Reader& r) {
   return members;
 }
 
+// Up to `limit` bytes of the member's inflated start (enough for the .npy header), or less
+// when the stream ends first.
+std::string inflate_prefix(std::string_view packed, size_t limit) {
+  std::string out(limit, '\0');
+  z_stream z{};
+  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return {};
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
+  z.avail_in = static_cast<uInt>(std::min<size_t>(packed.size(), 1u << 30));
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(limit);
+  while (z.avail_out > 0 && inflate(&z, Z_NO_FLUSH) == Z_OK) {
+  }
+  out.resize(limit - z.avail_out);
+  inflateEnd(&z);
+  return out;
+}
+
+// The element size a .npy header's descr names ('<f4' -> 4, '|b1' -> 1, '<c16' -> 16), read
+// from the start of the member; 1 when the header cannot be read (the decoder reports that).
+size_t npy_item_size(std::string_view head) {
+  size_t at = head.find("'descr'");
+  if (at == std::string_view::npos) return 1;
+  at = head.find('\'', at + 7);
+  size_t end = at == std::string_view::npos ? at : head.find('\'', at + 1);
+  if (end == std::string_view::npos) return 1;
+  std::string_view descr = head.substr(at + 1, end - at - 1);
+  size_t digits = descr.find_first_of("0123456789");
+  if (digits == std::string_view::npos) return 1;
+  size_t n = 0;
+  for (char c : descr.substr(digits))
+    if (c >= '0' && c <= '9' && n < 1000) n = n * 10 + static_cast<size_t>(c - '0');
+  return std::max<size_t>(n, 1);
+}
+
+// A member is inflated whole, so a decompression bomb (gigabytes of zeros in a few megabytes)
+// is refused by the resource limits before anything is allocated: its element count from the
+// announced size and the header's element size must be within the elements per tensor, its
+// bytes within the memory limit.
+void check_member_size(const Member& m, std::string_view packed) {
+  const ResourceLimits& limits = active_limits();
+  const std::string head = inflate_prefix(packed, std::min<uint64_t>(m.uncompressed, 4096));
+  const size_t item = npy_item_size(head);
+  // The header ends with its first newline; the data follows.
+  const size_t header_end = head.find('\n') == std::string::npos ? 0 : head.find('\n') + 1;
+  const uint64_t elements = (m.uncompressed - std::min<uint64_t>(m.uncompressed, header_end)) / item;
+  if (elements > static_cast<uint64_t>(limits.max_tensor_elements) ||
+      m.uncompressed > static_cast<uint64_t>(limits.memory_bytes()))
+    fail("failed to inflate .npz member '{}': it announces {} ({} elements of {} bytes) from {} "
+         "compressed, above the limits of {} elements per tensor and {} of memory; raise them "
+         "with --limit-tensor-elements and --limit-memory if the data is genuine",
+         m.name, format_bytes(static_cast<double>(m.uncompressed)), elements, item,
+         format_bytes(static_cast<double>(packed.size())), limits.max_tensor_elements,
+         format_bytes(static_cast<double>(limits.memory_bytes())));
+}
+
 std::string inflate_member(const Member& m, std::string_view packed) {
   // Deflate cannot expand data more than about 1032 times: a larger announced size is a lie
   // that must not turn into a huge allocation.
   if (m.uncompressed / 1032 > packed.size() + 1)
     fail("failed to inflate .npz member '{}' announcing {} bytes from {}: more than deflate can "
          "produce; the file is corrupt", m.name, m.uncompressed, packed.size());
+  check_member_size(m, packed);
   std::string out(m.uncompressed, '\0');
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK)  // raw deflate, as zip stores it

@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/error.h"
+#include "core/file_util.h"
 
 namespace fs = std::filesystem;
 
@@ -70,6 +71,14 @@ std::shared_ptr<MappedFile> ExternalDataStore::map(const std::string& location,
     fail("failed to load external data of tensor '{}' with an empty location: the location "
          "must name a file in the model's folder",
          tensor);
+  if (location.find('\0') != std::string::npos) {
+    // Printed as it is, the NUL would cut the message (and the path) short.
+    std::string shown;
+    for (char c : location) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+    fail("failed to load external data of tensor '{}' with location '{}': the location "
+         "contains a NUL character; it must be a plain relative file name",
+         tensor, shown);
+  }
   if (rel.is_absolute())
     fail("failed to load external data of tensor '{}' with location '{}': absolute locations "
          "are refused; the location must be relative to the model's folder '{}'",
@@ -97,20 +106,15 @@ std::shared_ptr<MappedFile> ExternalDataStore::map(const std::string& location,
   const std::string key = resolved.string();
   if (auto it = files_.find(key); it != files_.end()) return it->second;
 
-  int fd = ::open(key.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    fail("failed to open external data file '{}' of tensor '{}': {}", key, tensor,
-         std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail("failed to load external data of tensor '{}' with location '{}': '{}' is not a "
-         "regular file",
-         tensor, location, key);
-  }
+  // Opened without blocking and checked to be a regular file: a FIFO would block for ever.
+  int64_t size = 0;
+  int fd = open_regular_file(
+      key, fmt::format("load external data of tensor '{}' with location '{}' from '{}'", tensor,
+                       location, key),
+      &size);
   auto file = std::make_shared<MappedFile>();
   file->path = key;
-  file->size = static_cast<size_t>(st.st_size);
+  file->size = static_cast<size_t>(size);
   if (file->size > 0) {
     // Read-only and private: the file is never written, and a mapping outlives the fd.
     void* p = mmap(nullptr, file->size, PROT_READ, MAP_PRIVATE, fd, 0);

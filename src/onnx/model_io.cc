@@ -10,6 +10,8 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/error.h"
+#include "core/file_util.h"
+#include "onnx/model_check.h"
 #include "onnx/proto_convert.h"
 
 namespace fs = std::filesystem;
@@ -28,21 +30,9 @@ bool parse_proto(const std::string& bytes, google::protobuf::MessageLite& messag
   return message.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
 }
 
+// Only a regular file: a FIFO or a device would block or never end (core/file_util.h).
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    fail("failed to load model '{}': the file does not exist; check the path", path);
-  if (fs::is_directory(path, ec))
-    fail("failed to load model '{}': it is a folder; give the path of an .onnx file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("failed to load model '{}': the file cannot be opened for reading", path);
-  std::string bytes;
-  in.seekg(0, std::ios::end);
-  bytes.resize(static_cast<size_t>(in.tellg()));
-  in.seekg(0);
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!in) fail("failed to load model '{}': reading the file failed", path);
-  return bytes;
+  return read_regular_file(path, fmt::format("load model '{}'", path));
 }
 
 std::shared_ptr<::onnx::ModelProto> parse_model(const std::string& bytes,
@@ -96,6 +86,7 @@ std::shared_ptr<ir::Graph> copy_graph(const ir::Graph& g, ir::Graph* parent) {
 std::shared_ptr<ir::Model> model_from_proto(std::shared_ptr<::onnx::ModelProto> proto,
                                             const LoadOptions& options,
                                             const std::string& base_dir) {
+  check_model_proto(*proto);
   auto model = std::make_shared<ir::Model>();
   model->ir_version = proto->ir_version();
   for (const auto& op : proto->opset_import())

@@ -180,7 +180,15 @@ Tensor tensor_from_sparse_proto(const ::onnx::SparseTensorProto& p, const Tensor
     if (d < 0)
       fail("failed to load sparse tensor '{}' with shape {}: every dimension must be 0 or more",
            name, shape_str(shape));
-  Tensor dense(values.dtype(), shape);
+  // The dense form is allocated whole: a huge shape with a few values is refused here, by
+  // name, before anything is allocated.
+  Tensor dense;
+  try {
+    dense = Tensor(values.dtype(), shape);
+  } catch (const Error& e) {
+    fail("failed to load sparse tensor '{}' with dims {} as a dense tensor: {}", name,
+         shape_str(shape), e.what());
+  }
   const int64_t nnz = values.numel();
   const int64_t numel = dense.numel();
   if (indices.dtype() != DataType::kInt64 ||
@@ -200,7 +208,7 @@ Tensor tensor_from_sparse_proto(const ::onnx::SparseTensorProto& p, const Tensor
       for (size_t d = 0; d < shape.size(); ++d) {
         int64_t i = idx[k * static_cast<int64_t>(shape.size()) + static_cast<int64_t>(d)];
         if (i < 0 || i >= shape[d]) flat = -1;
-        if (flat >= 0) flat = flat * shape[d] + i;
+        if (flat >= 0) flat = flat * shape[d] + i;  // < numel, checked above
       }
     }
     if (flat < 0 || flat >= numel)

@@ -97,7 +97,9 @@ def test_generated_script_reports_errors_like_the_command(tmp_path):
             cwd=tmp_path)
     script = run_script(tmp_path / "run.py", cwd=tmp_path)
     assert cli.returncode == script.returncode == 1
-    assert "[!]" in script.stdout and "missing.onnx" in script.stdout
+    # The fatal "[!]" line is an error: it goes to stderr, from the command and the script alike.
+    assert "[!]" in script.stderr and "missing.onnx" in script.stderr
+    assert "[!]" in cli.stderr and "[!]" not in cli.stdout
 
 
 def test_gen_script_to_stdout_and_bad_values(tmp_path):
@@ -177,7 +179,8 @@ def test_plugins_flag_runs_a_custom_op(tmp_path):
                        opsets=(("", 17), ("parity.example", 1)))
     missing = run_cli("run", model, "--pluginref", cwd=tmp_path)
     assert missing.returncode == 1
-    assert "Op: ScaledTanh does not have a reference implementation registered!" in missing.stdout
+    # The fatal "[!]" message is on stderr.
+    assert "Op: ScaledTanh does not have a reference implementation registered!" in missing.stderr
 
     ok = run_cli("run", model, "--pluginref", "--plugins", EXAMPLE_PLUGIN, "--seed", "3",
                  "--save-outputs", "out.json", "--save-inputs", "in.json", cwd=tmp_path)
@@ -196,4 +199,4 @@ def test_plugins_flag_runs_a_custom_op(tmp_path):
 def test_bad_plugin_is_a_clear_error(tmp_path):
     cli = run_cli("run", TINY_CNN, "--pluginref", "--plugins", "/no/such/plugin.so", cwd=tmp_path)
     assert cli.returncode == 1
-    assert "failed to load plugin library '/no/such/plugin.so' with dlopen" in cli.stdout
+    assert "failed to load plugin library '/no/such/plugin.so' with dlopen" in cli.stderr

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -62,7 +65,9 @@ bool file_equals(const std::string& path, const std::string& bytes) {
   return content == bytes;
 }
 
-// A model file written beside the external data it refers to, removed on destruction.
+// A model file written beside the external data it refers to, removed on destruction. (ONNX
+// Runtime resolves external data against the model's folder, following symlinks, and refuses
+// data outside it, so a private folder with links to the data does not serve.)
 class TempModelFile {
  public:
   TempModelFile(const std::string& folder, const std::string& bytes) {
@@ -90,6 +95,11 @@ class TempModelFile {
  private:
   std::string path_;
 };
+
+bool same_folder(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return fs::equivalent(a.empty() ? "." : a, b.empty() ? "." : b, ec);
+}
 
 }  // namespace
 
@@ -126,10 +136,14 @@ class OrtSessionBuilder {
     std::string bytes = onnx_io::serialize_model(model);
     if (!model.proto || !has_external_data(model.proto->graph())) return from_bytes(bytes);
     // The weights stay in their files; only the small graph protobuf was serialized.
-    if (!model.path.empty() && file_equals(model.path, bytes)) return from_path(model.path);
-    std::string folder = model.external_data_dir.empty()
-                             ? fs::path(model.path).parent_path().string()
-                             : model.external_data_dir;
+    const std::string model_folder = fs::path(model.path).parent_path().string();
+    // ONNX Runtime reads the data beside the model file: the file itself serves only when that
+    // is where the data is (no --external-data-dir elsewhere) and nothing was changed.
+    const bool data_beside_model =
+        model.external_data_dir.empty() || same_folder(model.external_data_dir, model_folder);
+    if (!model.path.empty() && data_beside_model && file_equals(model.path, bytes))
+      return from_path(model.path);
+    std::string folder = model.external_data_dir.empty() ? model_folder : model.external_data_dir;
     TempModelFile file(folder, bytes);
     return from_path(file.path());
   }
@@ -139,10 +153,13 @@ class OrtSessionBuilder {
 
   template <typename Create>
   OrtSessionPtr build(Create create) {
-    if (options_.intra_op_threads < 0)
+    // ONNX Runtime starts every pool thread when the session is made; tens of thousands of
+    // threads exhaust the process's stack space and it crashes.
+    constexpr int kMaxIntraOpThreads = 1024;
+    if (options_.intra_op_threads < 0 || options_.intra_op_threads > kMaxIntraOpThreads)
       fail_usage("failed to set the ONNX Runtime intra-op thread count with {}: it must be 0 "
-                 "(ONNX Runtime chooses) or a positive count",
-                 options_.intra_op_threads);
+                 "(ONNX Runtime chooses) or a count from 1 to {}",
+                 options_.intra_op_threads, kMaxIntraOpThreads);
     int level = options_.graph_optimization_level;
     if (level != 0 && level != 1 && level != 2 && level != 99)
       fail_usage("failed to set the ONNX Runtime graph optimization level with {}: it is not a "

@@ -137,7 +137,8 @@ Value fetch(const Frame& frame, const InputRef& ref) {
 
 }  // namespace
 
-Executor::Executor(std::shared_ptr<const ir::Model> model) : model_(std::move(model)) {
+Executor::Executor(std::shared_ptr<const ir::Model> model, ExecutorOptions options)
+    : model_(std::move(model)), options_(std::move(options)) {
   PARITY_ENFORCE(model_ != nullptr, "the executor needs a model");
   if (model_->opset("") > kHighestOnnxOpset)
     logger().warning("the model imports ai.onnx opset {}; the reference backend implements "
@@ -271,8 +272,10 @@ void Executor::execute(const ExecutionPlan& plan, Frame& frame, const std::vecto
     inputs.clear();
     for (const auto& ref : step.inputs) inputs.push_back(fetch(frame, ref));
     RunContext ctx(node, this, &frame);
-    Outputs outputs =
-        with_prefix(run_error_prefix(node), [&] { return step.kernel->run(inputs, ctx); });
+    Outputs outputs = with_prefix(run_error_prefix(node), [&] {
+      if (const AllocationScope* scope = current_allocation_scope()) scope->check_time();
+      return step.kernel->run(inputs, ctx);
+    });
     inputs.clear();  // drop this step's references, so released values are freed below
     if (outputs.size() != step.outputs.size())
       throw InternalError(fmt::format("internal error: node '{}' ({}) has {} outputs but its "
@@ -293,6 +296,8 @@ std::vector<NamedValue> Executor::run(const std::vector<NamedValue>& feed,
   const ir::Graph& graph = *plan.graph;
   stats_ = {};
   live_values_ = live_bytes_ = 0;
+  // Allocations on this thread count against the limits until the run ends.
+  AllocationScope scope(options_.limits, &live_bytes_);
   Frame frame(plan, nullptr);
 
   for (size_t i = 0; i < graph.inputs.size(); ++i) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backend/ref/kernel.h"
+#include "core/limits.h"
 #include "core/tensor.h"
 #include "onnx/graph.h"
 
@@ -39,6 +40,14 @@ struct RunStats {
   size_t peak_live_bytes = 0;
 };
 
+// What a run may use. Every tensor the run allocates is checked against `limits` (elements per
+// tensor, bytes held at once), Loop nodes against its iteration limit and every node against
+// its wall time; the defaults are the process-wide ones (core/limits.h), which the command
+// line sets.
+struct ExecutorOptions {
+  ResourceLimits limits = default_limits();
+};
+
 struct ExecutionPlan;  // the prepared nodes of one graph (defined in executor.cc)
 
 class Executor {
@@ -49,7 +58,7 @@ class Executor {
 
   // Prepares every node of the model's graph and of its bodies. Throws Error for an op with
   // no registered kernel, and for whatever a kernel finds wrong with its node.
-  explicit Executor(std::shared_ptr<const ir::Model> model);
+  explicit Executor(std::shared_ptr<const ir::Model> model, ExecutorOptions options = {});
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -70,6 +79,7 @@ class Executor {
                        Frame* frame);
 
   const RunStats& last_run_stats() const { return stats_; }
+  const ExecutorOptions& options() const { return options_; }
 
  private:
   const ExecutionPlan& prepare(const ir::Graph& graph, const ExecutionPlan* parent);
@@ -79,6 +89,7 @@ class Executor {
   void release(Frame& frame, int slot);
 
   std::shared_ptr<const ir::Model> model_;
+  ExecutorOptions options_;
   std::unordered_map<const ir::Graph*, std::unique_ptr<ExecutionPlan>> plans_;
   const ExecutionPlan* main_ = nullptr;
   Observer observer_;

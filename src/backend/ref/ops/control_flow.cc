@@ -3,6 +3,8 @@
 // directly; loop-carried values, branch results and sequence items are passed on without
 // copying, and only scan outputs are assembled into new tensors.
 #include "backend/ref/ops/sequence_util.h"
+#include "core/checked_math.h"
+#include "core/limits.h"
 
 namespace parity::ref {
 namespace {
@@ -103,7 +105,15 @@ class Loop : public Kernel {
     Inputs body_in(2 + carried_);
     for (size_t j = 0; j < carried_; ++j) body_in[2 + j] = in[2 + j];
     std::vector<std::vector<Tensor>> scanned(scans_);
+    // A trip count of 10^15 (or a condition that never turns false) would run for ever: the
+    // run's limits stop it with a message naming the node.
+    const int64_t max_iterations = active_limits().max_loop_iterations;
     for (int64_t i = 0; cond && (!trip_count || i < *trip_count); ++i) {
+      if (i >= max_iterations)
+        ctx.fail("stopped after {} iterations{}: that is the limit of iterations per Loop; "
+                 "raise it with --limit-loop-iterations",
+                 i, trip_count ? fmt::format(" of a trip count of {}", *trip_count) : "");
+      if (const AllocationScope* scope = current_allocation_scope()) scope->check_time();
       body_in[0] = Tensor::scalar<int64_t>(i);
       body_in[1] = Tensor::scalar<bool>(cond);
       Outputs out = ctx.run_subgraph(*body_, body_in);

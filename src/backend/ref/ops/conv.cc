@@ -13,6 +13,8 @@
 #include <optional>
 
 #include "backend/ref/ops/conv_util.h"
+#include "core/checked_math.h"
+#include "core/limits.h"
 #include "backend/ref/ops/gemm_kernel.h"
 
 namespace parity::ref {
@@ -35,7 +37,8 @@ WindowGeometry conv_geometry(const ConvAttrs& attrs, const Shape& x, const Shape
   if (w.size() != x.size())
     ctx.fail("X has shape {} and W {}; they must have the same rank", shape_str(x), shape_str(w));
   const int64_t channels = x[1], maps = w[0], group = attrs.group;
-  if (channels % group != 0 || maps % group != 0 || w[1] * group != channels)
+  if (channels % group != 0 || maps % group != 0 ||
+      saturating_mul(w[1], group) != channels)
     ctx.fail("X has {} channels and W shape {} with group={}; W's dim 1 times group must "
              "equal the channels, and both channel counts must divide by group",
              channels, shape_str(w), group);
@@ -112,15 +115,20 @@ struct PhaseLayout {
   int64_t dq, hq, wq, phase, channel;  // phase dims, phase size, channel stride
 
   explicit PhaseLayout(const WindowGeometry& g) {
+    // Pads and strides come from attributes: the sizes are checked (window_geometry has
+    // checked the padded sizes themselves).
     auto phase_dim = [&](int d) {
       const int64_t padded = g.in[d] + g.pad_begin[d] + g.pad_end[d];
-      return (padded + g.strides[d] - 1) / g.strides[d];
+      return padded == 0 ? 0 : (padded - 1) / g.strides[d] + 1;
     };
     dq = phase_dim(0);
     hq = phase_dim(1);
     wq = phase_dim(2);
-    phase = dq * hq * wq;
-    channel = g.strides[0] * g.strides[1] * g.strides[2] * phase;
+    const char* what = "the size of the padded input";
+    phase = checked_mul(checked_mul(dq, hq, what), wq, what);
+    channel = checked_mul(
+        checked_mul(checked_mul(g.strides[0], g.strides[1], what), g.strides[2], what), phase,
+        what);
   }
 
   // Where kernel tap (kd, kh, kw) of input channel c reads, relative to the position.
@@ -139,7 +147,12 @@ template <typename T>
 void phase_input(const Tensor& x, const WindowGeometry& g, const PhaseLayout& l,
                  std::vector<double>& xp) {
   const int64_t planes = x.shape()[0] * x.shape()[1];
-  xp.assign(static_cast<size_t>(planes * l.channel + (l.hq + 1) * l.wq + kGemmNR), 0.0);
+  const char* what = "the padded input";
+  const int64_t size = checked_add(
+      checked_mul(planes, l.channel, what),
+      checked_add(checked_mul(l.hq + 1, l.wq, what), kGemmNR, what), what);
+  check_scratch_allocation(size, sizeof(double), "the padded input (in double)");
+  xp.assign(static_cast<size_t>(size), 0.0);
   const T* src = x.data<T>();
   const int64_t sw = g.strides[2];
   parallel_for(planes, grain_for(l.channel), [&](int64_t first, int64_t last) {

@@ -1,4 +1,6 @@
 #include "backend/ref/ops/kernel_util.h"
+#include "core/checked_math.h"
+#include "core/limits.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -108,12 +110,8 @@ class BufferCache {
 
 Tensor uninitialized_tensor(DataType dtype, Shape shape) {
   if (dtype == DataType::kString) return Tensor(dtype, std::move(shape));
-  for (int64_t d : shape)
-    if (d < 0)
-      fail("failed to create a tensor of shape {}: every dimension must be 0 or more",
-           shape_str(shape));
   constexpr size_t kAlignment = BufferCache::kAlignment;
-  size_t bytes = dtype_storage_bytes(dtype, static_cast<size_t>(shape_numel(shape)));
+  size_t bytes = check_tensor_allocation(dtype, shape);
   size_t rounded = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   void* p = BufferCache::get().take(rounded);
   std::shared_ptr<const void> owner(
@@ -123,14 +121,14 @@ Tensor uninitialized_tensor(DataType dtype, Shape shape) {
 
 Shape strides_of(const Shape& shape) {
   Shape strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = checked_mul(strides[d], shape[d], "the strides of a tensor");
   return strides;
 }
 
 int64_t dims_product(const Shape& shape, int64_t begin, int64_t end) {
-  int64_t n = 1;
-  for (int64_t d = begin; d < end; ++d) n *= shape[d];
-  return n;
+  return checked_dims_product(shape, static_cast<size_t>(begin), static_cast<size_t>(end),
+                              "a block of dims");
 }
 
 int64_t normalize_axis(int64_t axis, int64_t rank, std::string_view what) {
@@ -321,10 +319,14 @@ WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in_spatial,
   g.pad_end.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const int64_t in = in_spatial[i], s = g.strides[i];
-    const int64_t extent = g.dilations[i] * (g.kernel[i] - 1) + 1;
+    // Attributes are unbounded, so the geometry is computed with checked arithmetic.
+    const int64_t extent = checked_mul(g.dilations[i], g.kernel[i] - 1, "the window's extent") + 1;
     if (a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower) {
-      g.out[i] = (in + s - 1) / s;
-      int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + extent - in);
+      g.out[i] = in == 0 ? 0 : (in - 1) / s + 1;
+      int64_t total = std::max<int64_t>(
+          0, checked_sub(checked_add(checked_mul(g.out[i] - 1, s, "the padded extent"), extent,
+                                     "the padded extent"),
+                         in, "the padded extent"));
       int64_t small = total / 2, large = total - small;
       g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? small : large;
       g.pad_end[i] = total - g.pad_begin[i];
@@ -334,12 +336,15 @@ WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in_spatial,
       g.pad_begin[i] = pads[i];
       g.pad_end[i] = pads[i + n];
     }
-    int64_t span = in + g.pad_begin[i] + g.pad_end[i] - extent;
+    int64_t span = checked_sub(
+        checked_add(checked_add(in, g.pad_begin[i], "the padded input size"), g.pad_end[i],
+                    "the padded input size"),
+        extent, "the padded input size");
     if (span < 0)
       fail("failed to slide a window of extent {} over spatial dim {} of size {} with pads "
            "[{}, {}]: the padded input must be at least as large as the window",
            extent, i, in, g.pad_begin[i], g.pad_end[i]);
-    int64_t out = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    int64_t out = (a.ceil_mode ? (span == 0 ? 0 : (span - 1) / s + 1) : span / s) + 1;
     if (a.ceil_mode && (out - 1) * s >= in + g.pad_begin[i]) --out;
     g.out[i] = out;
   }

@@ -5,8 +5,12 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "backend/ref/ops/kernel_util.h"
+#include "core/checked_math.h"
+#include "core/limits.h"
 
 namespace parity::ref {
 namespace {
@@ -21,21 +25,27 @@ struct Taps {
   int64_t in_padded;               // taps inside [-pad_begin, in + pad_end)
 };
 
+// How many taps k in [0, count) land on start + k * step inside [lo, hi), as the range of k:
+// worked out in closed form, since a kernel may be far larger than its input (a loop over the
+// taps would take the kernel's size in time for every output).
+std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t step, int64_t count, int64_t lo,
+                                        int64_t hi) {
+  // First k with start + k * step >= lo, and one past the last with start + k * step < hi.
+  const int64_t first = start >= lo ? 0 : (lo - start + step - 1) / step;
+  const int64_t end = hi - 1 - start < 0 ? 0 : (hi - 1 - start) / step + 1;
+  const int64_t b = std::min(first, count), e = std::clamp<int64_t>(end, b, count);
+  return {b, e};
+}
+
 Taps taps_at(const WindowGeometry& g, int dim, int64_t o) {
   Taps t;
   t.start = o * g.strides[dim] - g.pad_begin[dim];
   t.step = g.dilations[dim];
   t.count = g.kernel[dim];
-  t.first_valid = 0;
-  while (t.first_valid < t.count && t.start + t.first_valid * t.step < 0) ++t.first_valid;
-  t.end_valid = t.count;
-  while (t.end_valid > t.first_valid && t.start + (t.end_valid - 1) * t.step >= g.in[dim])
-    --t.end_valid;
-  t.in_padded = 0;
-  for (int64_t k = 0; k < t.count; ++k) {
-    int64_t i = t.start + k * t.step;
-    if (i >= -g.pad_begin[dim] && i < g.in[dim] + g.pad_end[dim]) ++t.in_padded;
-  }
+  std::tie(t.first_valid, t.end_valid) = taps_inside(t.start, t.step, t.count, 0, g.in[dim]);
+  auto [pb, pe] =
+      taps_inside(t.start, t.step, t.count, -g.pad_begin[dim], g.in[dim] + g.pad_end[dim]);
+  t.in_padded = pe - pb;
   return t;
 }
 
@@ -44,11 +54,13 @@ Taps taps_at(const WindowGeometry& g, int dim, int64_t o) {
 template <typename F>
 void for_each_window(const WindowGeometry& g, int64_t planes, F&& fn) {
   const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
-  const int64_t window = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  // The work per output, for the grain: at most the taps inside the input.
+  const int64_t window = std::min(g.in[0], g.kernel[0]) * std::min(g.in[1], g.kernel[1]) *
+                         std::min(g.in[2], g.kernel[2]);
   std::array<std::vector<Taps>, 3> taps;
   for (int dim = 0; dim < 3; ++dim)
     for (int64_t o = 0; o < g.out[dim]; ++o) taps[dim].push_back(taps_at(g, dim, o));
-  parallel_for(planes, grain_for(out_size * window), [&](int64_t b, int64_t e) {
+  parallel_for(planes, grain_for(saturating_mul(out_size, window)), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p)
       for (int64_t od = 0; od < g.out[0]; ++od)
         for (int64_t oh = 0; oh < g.out[1]; ++oh) {

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "backend/ref/ops/movement_util.h"
+#include "core/checked_math.h"
+#include "core/limits.h"
 
 namespace parity::ref {
 namespace {
@@ -48,7 +50,7 @@ class Reshape : public Kernel {
                    fmt::join(req, ", "), i, shape_str(in));
         out[i] = in[i];
       }
-      known *= out[i];
+      known = checked_mul(known, out[i], "the element count of the requested shape");
     }
     const int64_t total = shape_numel(in);
     if (infer_at >= 0) {
@@ -261,7 +263,7 @@ class Concat : public Kernel {
                  "and equal dims except on axis {}",
                  i, dtype_name(t.dtype()), shape_str(t.shape()), dtype_name(first.dtype()),
                  shape_str(first.shape()), axis);
-      out_shape[axis] += t.shape()[axis];
+      out_shape[axis] = checked_add(out_shape[axis], t.shape()[axis], "the output's concat axis");
     }
     return {dispatch_storage(
         first.dtype(), [&]<typename S>() { return concat<S>(parts, out_shape, axis); },
@@ -365,7 +367,7 @@ class Split : public Kernel {
     for (int64_t s : sizes) {
       if (s < 0) ctx.fail("split [{}] has a negative size; sizes must be 0 or more",
                           fmt::join(sizes, ", "));
-      total += s;
+      total = checked_add(total, s, "the sum of the split sizes");
     }
     if (static_cast<int64_t>(sizes.size()) != num_parts_ || total != dim)
       ctx.fail("split [{}] has {} parts summing to {}; the node has {} outputs and the axis "
@@ -431,7 +433,7 @@ class Tile : public Kernel {
       if (repeats[d] < 0)
         ctx.fail("repeats [{}] has a negative count; counts must be 0 or more",
                  fmt::join(repeats, ", "));
-      out[d] *= repeats[d];
+      out[d] = checked_mul(out[d], repeats[d], "an output dim (input dim * repeats)");
     }
     return {dispatch_storage(x.dtype(), [&]<typename S>() { return tile<S>(x, out); },
                              "input 'input'")};

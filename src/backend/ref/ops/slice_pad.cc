@@ -1,8 +1,11 @@
 // Windows onto a tensor: Slice, Pad, CenterCropPad, DepthToSpace, SpaceToDepth,
 // ReverseSequence. All move elements by size, so they serve every element type.
 #include <cmath>
+#include <cstdint>
 
 #include "backend/ref/ops/movement_util.h"
+#include "core/checked_math.h"
+#include "core/limits.h"
 
 namespace parity::ref {
 namespace {
@@ -51,8 +54,9 @@ class Slice : public Kernel {
         ctx.fail("steps [{}] has a 0; steps must not be 0", fmt::join(*steps, ", "));
       auto [start, count] = slice_range(starts[i], ends[i], step, dim);
       out[a] = count;
-      base += start * in_strides[a];
-      strides[a] = step * in_strides[a];
+      base += start * in_strides[a];  // start < dim: within the tensor
+      // With one element or none the stride is never used; with more, |step| < dim bounds it.
+      strides[a] = count > 1 ? step * in_strides[a] : 0;
     }
     if (shape_numel(out) == 0) base = 0;
     return {strided_copy(x, base, out, strides)};
@@ -70,11 +74,12 @@ class Slice : public Kernel {
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      count = end > start ? (end - start + step - 1) / step : 0;
+      count = end > start ? (end - start - 1) / step + 1 : 0;  // no overflow for a huge step
     } else {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+      const int64_t magnitude = step == INT64_MIN ? INT64_MAX : -step;
+      count = start > end ? (start - end - 1) / magnitude + 1 : 0;
     }
     return {count > 0 ? start : 0, count};
   }
@@ -117,7 +122,9 @@ Tensor pad_tensor(const Tensor& x, const std::vector<int64_t>& pad_begin,
   const Shape& in = x.shape();
   const size_t rank = in.size();
   Shape out(rank);
-  for (size_t d = 0; d < rank; ++d) out[d] = in[d] + pad_begin[d] + pad_end[d];
+  for (size_t d = 0; d < rank; ++d)
+    out[d] = checked_add(checked_add(in[d], pad_begin[d], "a padded dim"), pad_end[d],
+                         "a padded dim");
   Tensor y = uninitialized_tensor(x.dtype(), out);
   const int64_t numel = y.numel();
   if (numel == 0) return y;
@@ -169,7 +176,13 @@ Tensor pad_checked(const Tensor& x, const std::vector<int64_t>& pad_begin,
                    RunContext& ctx) {
   for (size_t d = 0; d < pad_begin.size(); ++d) {
     const int64_t dim = x.shape()[d];
-    if (dim + pad_begin[d] + pad_end[d] < 0)
+    // A pad below -dim would crop past the far end of the axis (and make offsets overflow).
+    if (pad_begin[d] < -dim || pad_end[d] < -dim)
+      ctx.fail("pads {} and {} on axis {} of size {}: a negative pad crops and can remove at "
+               "most the {} elements the axis holds",
+               pad_begin[d], pad_end[d], d, dim, dim);
+    if (checked_add(checked_add(dim, pad_begin[d], "a padded dim"), pad_end[d],
+                    "a padded dim") < 0)
       ctx.fail("pads {} and {} on axis {} of size {} remove more than the axis holds",
                pad_begin[d], pad_end[d], d, dim);
     if (mode != PadMode::kConstant && dim == 0 && (pad_begin[d] > 0 || pad_end[d] > 0))
@@ -333,8 +346,11 @@ class DepthToSpace : public Kernel {
     check_rank(x, 4, 4, "input 'input'");
     const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
     const int64_t b = block_;
-    if (c % (b * b) != 0)
-      ctx.fail("input has {} channels, not a multiple of blocksize * blocksize = {}", c, b * b);
+    checked_mul(checked_mul(h, b, "the output height"), checked_mul(w, b, "the output width"),
+                "the output's spatial size");
+    const int64_t bb = checked_mul(b, b, "blocksize * blocksize");
+    if (c % bb != 0)
+      ctx.fail("input has {} channels, not a multiple of blocksize * blocksize = {}", c, bb);
     const int64_t oc = c / (b * b);
     const Shape out{n, oc, h * b, w * b};
     if (crd_) return {permuted(x, {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out)};
@@ -363,7 +379,8 @@ class SpaceToDepth : public Kernel {
       ctx.fail("input of shape {} has a height or width that is not a multiple of blocksize {}",
                shape_str(x.shape()), b);
     return {permuted(x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
-                     {n, c * b * b, h / b, w / b})};
+                     {n, checked_mul(c, checked_mul(b, b, "blocksize * blocksize"), "the output channels"),
+                      h / b, w / b})};
   }
 
  private:

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder
+# (build-asan). With no argument: every C++ test (ctest) and the Python tests against the
+# sanitized module. With arguments: only those test binaries, e.g. what CI runs:
+#
+#   scripts/sanitize.sh                                  # everything (hours on 2 cores)
+#   scripts/sanitize.sh test_core test_onnx test_io test_comparator
+#
+# Any sanitizer report fails the run (halt_on_error, no recovery from UB).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${PARITY_ASAN_BUILD:-$ROOT/build-asan}
+JOBS=${PARITY_JOBS:-$(nproc)}
+
+scripts/install-deps.sh || exit 1
+scripts/install-onnxruntime.sh 1.30.0 deps/onnxruntime-1.30.0 >/dev/null || exit 1
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPARITY_BUILD_BENCH=OFF \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null || exit 1
+fi
+
+# Leaks are reported too; ONNX Runtime's and protobuf's process-lifetime singletons are not
+# Parity's (scripts/lsan-suppressions.txt).
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:strict_string_checks=1:abort_on_error=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS=suppressions=$ROOT/scripts/lsan-suppressions.txt
+
+if [ $# -gt 0 ]; then
+  nice cmake --build "$BUILD" -j"$JOBS" --target parity "$@" || exit 1
+  status=0
+  for t in "$@"; do
+    echo "== $t (ASan + UBSan)"
+    "$BUILD/tests/$t" --gtest_brief=1 || status=1
+  done
+  exit $status
+fi
+
+nice cmake --build "$BUILD" -j"$JOBS" || exit 1
+ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS"
+ctest_status=$?
+# The Python module is a shared library loaded by an unsanitized interpreter: the runtime must
+# be preloaded.
+PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 LD_PRELOAD=$PRELOAD \
+  PYTHONPATH="$BUILD/python" PARITY_BUILD_DIR="$BUILD" PYTHONDONTWRITEBYTECODE=1 \
+  /usr/bin/python3 -m pytest tests/python -q -p no:cacheprovider
+pytest_status=$?
+[ $ctest_status -eq 0 ] && [ $pytest_status -eq 0 ]

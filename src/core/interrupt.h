@@ -1,0 +1,25 @@
+// Ctrl-C and SIGTERM: the process stops at once with one line on stderr and exit status 130
+// (143 for SIGTERM), as a shell reports a signal, after removing the temporary files of any
+// write in progress (core/file_util.h writes whole files under a temporary name), so an
+// interrupted run leaves neither a partial output file nor a hidden temporary one.
+#pragma once
+
+namespace parity {
+
+// Installs the handlers (once; later calls do nothing).
+void install_interrupt_handlers();
+
+// While alive, `path` is removed if the process is interrupted. At most 16 at once; the path
+// must stay valid (the caller's string) until the guard ends.
+class TemporaryFileGuard {
+ public:
+  explicit TemporaryFileGuard(const char* path);
+  ~TemporaryFileGuard();
+  TemporaryFileGuard(const TemporaryFileGuard&) = delete;
+  TemporaryFileGuard& operator=(const TemporaryFileGuard&) = delete;
+
+ private:
+  int slot_ = -1;
+};
+
+}  // namespace parity
