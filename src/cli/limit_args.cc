@@ -1,6 +1,6 @@
 #include "cli/limit_args.h"
 
-#include "cli/layerwise.h"
+#include "cli/parse_util.h"
 #include "core/error.h"
 #include "core/limits.h"
 

@@ -19,7 +19,7 @@ using testing::error_of;
 std::string build_op_plugin(const testing::TempDir& dir, const std::string& op,
                             const std::string& body) {
   const std::string src = dir.file(op + ".cc"), lib = dir.file("lib" + op + ".so");
-  testing::write_text(src, R"(#include "backend/ref/plugin_api.h"
+  testing::write_text(src, R"(#include "backend/plugin_api.h"
 #include <string.h>
 static const ParityPluginApi* api;
 PARITY_PLUGIN_DEFINE_VERSION()
