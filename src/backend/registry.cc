@@ -84,8 +84,13 @@ TensorMap ConfiguredBackend::fetch_tensors(const ModelPtr& model, const TensorMa
                                            const std::vector<std::string>& names,
                                            const std::string& runner_name) const {
   if (backend->fetch_tensors) return backend->fetch_tensors(model, config, feed, names);
-  ModelPtr marked = onnx_io::modify_outputs(*model, names, /*mark_all=*/false, {});
-  std::unique_ptr<Runner> runner = make_runner(Loader<ModelPtr>(marked), runner_name);
+  // The marked copy is made when the runner is activated and not held after: a backend that
+  // copies the model (ONNX Runtime does) then holds the only copy while it runs.
+  std::unique_ptr<Runner> runner = make_runner(
+      Loader<ModelPtr>([model, names] {
+        return onnx_io::modify_outputs(*model, names, /*mark_all=*/false, {});
+      }),
+      runner_name);
   RunnerActivation active(*runner);
   return runner->infer(feed);
 }
