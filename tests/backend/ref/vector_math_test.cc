@@ -204,6 +204,42 @@ save('lsm1', soft(x, 1, True))
     }
 }
 
+// Pow with an exponent tensor of X's shape and with a scalar exponent: every edge base with
+// exponents at the special cases (zeros, infinities, NaN, halves, integers, the float
+// overflow and underflow exponents).
+TEST(VectorMath, PowMatchesGlibcBitForBitOnEveryCodePath) {
+  auto np = numpy_arrays(std::string(kPrelude) + R"(
+cpow = libm.pow; cpow.restype = ctypes.c_double; cpow.argtypes = [ctypes.c_double] * 2
+ex = np.array([0, -0.0, 0.5, 1, 2, 3, -1, -2, 2.5, -0.5, np.inf, -np.inf, np.nan, 1e10, 126,
+               127, 128, -149, -150, 1.0000001, 0.3333333], dtype=np.float32)
+base = np.concatenate([edges, rnd[:2000]])
+x = np.repeat(base, len(ex)); y = np.tile(ex, len(base))
+def pw(a, b):
+    return np.array([cpow(float(p), float(q)) for p, q in zip(a.astype(np.float64),
+                                                               b.astype(np.float64))])
+save('x', x); save('y', y); save('z', pw(x, y).astype(np.float32))
+save('s', np.array(2.5, dtype=np.float32)); save('zs', pw(base, np.full(len(base), 2.5)).astype(np.float32))
+save('b', base)
+)");
+  IsaScope scope;
+  const std::string n = std::to_string(np.at("x").numel()), nb = std::to_string(np.at("b").numel());
+  for (Isa isa : isas()) {
+    ref::vmath::force_isa(isa);
+    TensorMap feed;
+    feed.set("x", np.at("x"));
+    feed.set("y", np.at("y"));
+    feed.set("b", np.at("b"));
+    feed.set("s", np.at("s"));
+    TensorMap out = run_text_model("<ir_version: 9, opset_import: [\"\" : 15]>\n g (float[" + n +
+                                       "] x, float[" + n + "] y, float[" + nb +
+                                       "] b, float s) => (float[" + n + "] z, float[" + nb +
+                                       "] zs) { z = Pow(x, y)\n zs = Pow(b, s) }",
+                                   feed);
+    EXPECT_TRUE(out.at("z").equals(np.at("z"))) << ref::vmath::isa_name(isa);
+    EXPECT_TRUE(out.at("zs").equals(np.at("zs"))) << ref::vmath::isa_name(isa);
+  }
+}
+
 // The guard itself: values next to a float rounding boundary are refused, others accepted,
 // non-finite and tiny ones refused unless the function is non-negative.
 TEST(VectorMath, RoundsAlikeRefusesValuesNearARoundingBoundary) {
