@@ -155,8 +155,11 @@ std::string compare_func_code(const RunArgs& args) {
   return fmt::format("CompareFunc.simple({})", fmt::join(kw, ", "));
 }
 
-std::string runner_code(RunnerKind kind, const OrtOptions& ort) {
-  if (kind == RunnerKind::kPluginRef) return "        PluginRefRunner(model),\n";
+std::string runner_code(RunnerKind kind, const OrtOptions& ort, int ref_threads) {
+  if (kind == RunnerKind::kPluginRef)
+    return ref_threads > 0
+               ? fmt::format("        PluginRefRunner(model, threads={}),\n", ref_threads)
+               : "        PluginRefRunner(model),\n";
   return fmt::format(
       "        OnnxrtRunner(SessionFromOnnx(model, providers={}, provider_options={}, "
       "lib_path={}, intra_op_threads={}, graph_optimization_level={}, custom_op_libs={})),\n",
@@ -242,7 +245,7 @@ std::string generate_run_script(const RunArgs& args, const std::string& command)
     fmt::format_to(out, "    runners = []\n");
   } else {
     fmt::format_to(out, "    model = load_model()\n    runners = [\n");
-    for (RunnerKind k : args.runners) s += runner_code(k, ort);
+    for (RunnerKind k : args.runners) s += runner_code(k, ort, args.ref_threads);
     fmt::format_to(out, "    ]\n");
   }
 

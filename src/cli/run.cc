@@ -9,6 +9,7 @@
 #include "cli/scripts.h"
 #include "comparator/comparator.h"
 #include "core/logger.h"
+#include "core/thread_pool.h"
 #include "io/json.h"
 #include "onnx/loaders.h"
 
@@ -20,6 +21,9 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
   add_logging_args(*sub, args.logging);
   add_model_args(*sub, args.model, /*with_outputs=*/true);
   sub->add_flag("--pluginref,--ref")->description("Run inference on the reference backend");
+  sub->add_option("--ref-threads", args.ref_threads,
+                  "Reference backend threads (0 = the CPUs of the process's affinity mask)")
+      ->check(CLI::Range(0, 1 << 16));
   sub->add_flag("--onnxrt")->description("Run inference with ONNX Runtime");
   add_data_loader_args(*sub, args.data);
   add_comparator_args(*sub, args.comparator);
@@ -52,6 +56,8 @@ int run_run(const RunArgs& args) {
     if (k == RunnerKind::kOnnxrt) ort_options = args.onnxrt.options();
 
   for (const auto& path : args.plugins) ref::load_plugin(path);
+  // The reference pool is process-wide; the layer-wise path builds its own runners.
+  if (args.ref_threads > 0) set_num_threads(args.ref_threads);
   if (layerwise_applies(args)) return run_layerwise(args);
 
   // Load the model once; every runner shares it.

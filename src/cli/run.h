@@ -23,6 +23,7 @@ struct RunArgs {
   OnnxrtArgs onnxrt;
   // Added with the plugin and script flags (cli/scripts.h).
   std::vector<std::string> plugins;
+  int ref_threads = 0;  // --ref-threads
   std::string gen_script;
   std::string data_loader_script;
   std::string compare_func_script;
