@@ -26,7 +26,8 @@ libm = ctypes.CDLL('libm.so.6')
 def cfn(name):
     f = getattr(libm, name); f.restype = ctypes.c_double; f.argtypes = [ctypes.c_double]
     return f
-exp, expm1, log, log1p, tanh, erf = (cfn(n) for n in ['exp', 'expm1', 'log', 'log1p', 'tanh', 'erf'])
+exp, expm1, log, log1p, tanh, erf = (cfn(n) for n in
+                                     ['exp', 'expm1', 'log', 'log1p', 'tanh', 'erf'])
 def softplus(v):
     return v + log1p(exp(-v)) if v > 0 else log1p(exp(v))
 k = math.sqrt(2.0 / math.pi)
@@ -218,7 +219,8 @@ def pw(a, b):
     return np.array([cpow(float(p), float(q)) for p, q in zip(a.astype(np.float64),
                                                                b.astype(np.float64))])
 save('x', x); save('y', y); save('z', pw(x, y).astype(np.float32))
-save('s', np.array(2.5, dtype=np.float32)); save('zs', pw(base, np.full(len(base), 2.5)).astype(np.float32))
+save('s', np.array(2.5, dtype=np.float32))
+save('zs', pw(base, np.full(len(base), 2.5)).astype(np.float32))
 save('b', base)
 )");
   IsaScope scope;

@@ -1,6 +1,7 @@
 // Softmax and LogSoftmax, in double: y = exp(x - max) / sum(exp(x - max)), and
 // log y = (x - max) - log(sum(exp(x - max))), with glibc's exp and log; float, float16 and
-// bfloat16 blocks compute the exps with SLEEF and keep glibc's bits (see vector_block). Hardmax: 1 at the first maximum, 0 elsewhere.
+// bfloat16 blocks compute the exps with SLEEF and keep glibc's bits (see vector_block).
+// Hardmax: 1 at the first maximum, 0 elsewhere.
 //
 // Before opset 13 the input is seen as a 2-D matrix [prod(dims before axis), prod(the rest)]
 // and each row is normalised (axis defaults to 1); from opset 13 the normalisation runs along

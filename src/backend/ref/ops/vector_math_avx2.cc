@@ -26,7 +26,10 @@ void pow_avx2(const double* a, const double* b, double* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 4) {
     double ba[4], bb[4], by[4];
     const int64_t len = n - i < 4 ? n - i : 4;
-    for (int64_t k = 0; k < 4; ++k) ba[k] = k < len ? a[i + k] : kPad, bb[k] = k < len ? b[i + k] : kPad;
+    for (int64_t k = 0; k < 4; ++k) {
+      ba[k] = k < len ? a[i + k] : kPad;
+      bb[k] = k < len ? b[i + k] : kPad;
+    }
     _mm256_storeu_pd(by, Sleef_powd4_u10avx2(_mm256_loadu_pd(ba), _mm256_loadu_pd(bb)));
     for (int64_t k = 0; k < len; ++k) y[i + k] = by[k];
   }

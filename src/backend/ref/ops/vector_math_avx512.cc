@@ -26,7 +26,10 @@ void pow_avx512(const double* a, const double* b, double* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 8) {
     double ba[8], bb[8], by[8];
     const int64_t len = n - i < 8 ? n - i : 8;
-    for (int64_t k = 0; k < 8; ++k) ba[k] = k < len ? a[i + k] : kPad, bb[k] = k < len ? b[i + k] : kPad;
+    for (int64_t k = 0; k < 8; ++k) {
+      ba[k] = k < len ? a[i + k] : kPad;
+      bb[k] = k < len ? b[i + k] : kPad;
+    }
     _mm512_storeu_pd(by, Sleef_powd8_u10avx512f(_mm512_loadu_pd(ba), _mm512_loadu_pd(bb)));
     for (int64_t k = 0; k < len; ++k) y[i + k] = by[k];
   }
