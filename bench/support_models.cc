@@ -37,4 +37,40 @@ std::string instance_norm_model_bytes(const Shape& shape) {
   return m.SerializeAsString();
 }
 
+std::string single_op_model_bytes(
+    const std::string& op, const Shape& shape, int opset, int inputs,
+    const std::vector<std::pair<std::string, std::string>>& string_attrs,
+    const std::vector<std::pair<std::string, int64_t>>& int_attrs) {
+  onnx::ModelProto m;
+  m.set_ir_version(9);
+  m.add_opset_import()->set_version(opset);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name(op);
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(op);
+  for (int i = 0; i < inputs; ++i) {
+    add_float_input(g, "x" + std::to_string(i), shape);
+    n->add_input("x" + std::to_string(i));
+  }
+  n->add_output("y");
+  for (const auto& [name, value] : string_attrs) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+  }
+  for (const auto& [name, value] : int_attrs) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+  }
+  // The output's shape is left to the backend (reductions change it).
+  onnx::ValueInfoProto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return m.SerializeAsString();
+}
+
 }  // namespace parity::bench

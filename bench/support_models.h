@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -10,5 +12,12 @@ namespace parity::bench {
 
 // x[N,C,...] -> InstanceNormalization(x, scale[C], bias[C]) -> y, opset 13.
 std::string instance_norm_model_bytes(const Shape& shape);
+
+// One node `op` (default domain, `opset`) over `inputs` float tensors x0, x1... of `shape`,
+// giving y; `string_attrs` and `int_attrs` set the node's attributes.
+std::string single_op_model_bytes(
+    const std::string& op, const Shape& shape, int opset, int inputs = 1,
+    const std::vector<std::pair<std::string, std::string>>& string_attrs = {},
+    const std::vector<std::pair<std::string, int64_t>>& int_attrs = {});
 
 }  // namespace parity::bench

@@ -8,6 +8,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev libopenblas-dev
   libgtest-dev libbenchmark-dev
+  libsleef-dev libmpfr-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-onnx libonnx-testdata
   python3-pip python3-venv python3-setuptools python3-wheel
   nodejs npm chromium clang-format

@@ -120,11 +120,13 @@ void bind_backend(py::module_& m) {
 
   m.def(
       "make_pluginref_runner",
-      [](py::object graph, const std::string& name) -> std::shared_ptr<Runner> {
-        return std::make_shared<PluginRefRunner>(
+      [](py::object graph, const std::string& name, int threads) -> std::shared_ptr<Runner> {
+        auto runner = std::make_shared<PluginRefRunner>(
             loader_from_object<ModelPtr>(std::move(graph), "a parity.Model"), name);
+        runner->set_threads(threads);
+        return runner;
       },
-      py::arg("graph"), py::arg("name") = "");
+      py::arg("graph"), py::arg("name") = "", py::arg("threads") = 0);
 
   py::class_<OrtSession, OrtSessionPtr>(m, "OrtSession", "A live ONNX Runtime session.")
       .def_property_readonly("providers", &OrtSession::providers)

@@ -1,5 +1,7 @@
 #include "core/thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -27,7 +29,7 @@ class Pool {
 
   int threads() const {
     if (requested_ > 0) return requested_;
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return affinity_cpus();
   }
 
   void run(int64_t chunks, const std::function<void(int64_t)>& body) {
@@ -130,6 +132,14 @@ class Pool {
 thread_local bool Pool::in_worker_ = false;
 
 }  // namespace
+
+int affinity_cpus() {
+  // hardware_concurrency() counts the machine's CPUs, not the ones this process may use.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 void set_num_threads(int n) { Pool::get().set_threads(n); }
 int num_threads() { return Pool::get().threads(); }

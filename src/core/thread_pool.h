@@ -10,9 +10,12 @@
 
 namespace parity {
 
-// 0 means "the number of cores". Takes effect for the next parallel_for.
+// 0 means "the CPUs this process may run on" (its affinity mask, so `taskset -c 0` gives one
+// thread). Takes effect for the next parallel_for.
 void set_num_threads(int n);
 int num_threads();
+// The number of CPUs in the process's affinity mask (at least 1).
+int affinity_cpus();
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn);
 

@@ -137,3 +137,27 @@ def test_non_contiguous_and_big_endian_inputs_are_accepted(identity_model):
     with PluginRefRunner(OnnxFromPath(identity_model)) as runner:
         assert np.array_equal(runner.infer({"x": strided})["y"], strided)
         assert np.array_equal(runner.infer({"x": big_endian})["y"], strided)
+
+
+def test_threads_give_the_same_bits(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+    n = 1 << 18  # several parallel chunks
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["x"], ["y"], axis=0), helper.make_node("Tanh", ["x"], ["t"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n // 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n // 64, 64]),
+         helper.make_tensor_value_info("t", TensorProto.FLOAT, [n // 64, 64])])
+    path = str(tmp_path / "softmax_tanh.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    feed = {"x": (np.random.RandomState(0).randn(n // 64, 64) * 5).astype(np.float32)}
+    outs = []
+    for threads in (1, 2, None):
+        with PluginRefRunner(GsFromOnnx(OnnxFromPath(path)), threads=threads) as runner:
+            outs.append({k: v.tobytes() for k, v in runner.infer(feed).items()})
+    assert outs[1] == outs[0] and outs[2] == outs[0]
+
+
+def test_negative_threads_is_an_error(identity_model):
+    with pytest.raises(ParityException, match="reference threads"):
+        PluginRefRunner(GsFromOnnx(OnnxFromPath(identity_model)), threads=-1)

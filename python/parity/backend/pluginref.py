@@ -11,7 +11,9 @@ class PluginRefRunner(BaseRunner):
         graph: A model (``parity._parity.Model``) or a loader that returns one, e.g.
             ``GraphFromOnnx(OnnxFromPath("model.onnx"))``. Loaded when the runner is activated.
         name (str): The runner's name; default "pluginref-runner-N<k>-<date>-<time>".
+        threads (int): The reference backend's threads (``--ref-threads``); 0 or None, the
+            default, uses the CPUs of the process's affinity mask.
     """
 
-    def __init__(self, graph, name=None):
-        super().__init__(_parity.make_pluginref_runner(graph, name or ""))
+    def __init__(self, graph, name=None, threads=None):
+        super().__init__(_parity.make_pluginref_runner(graph, name or "", int(threads or 0)))

@@ -8,6 +8,8 @@
 #include "backend/ref/runner.h"
 #include "backend/registry.h"
 
+#include <fmt/format.h>
+
 namespace parity {
 
 std::optional<bool> PluginRefRunner::supports(const ir::Node& node, int64_t opset) const {
@@ -24,13 +26,22 @@ Backend reference_backend() {
   b.help = "Run inference on the reference backend";
   b.group = "Reference Runner";
   b.rank = 0;
-  b.configure = [](const BackendOptionValues&) { return std::any(); };
-  b.make_runner = [](Loader<ModelPtr> model, const std::any&, const std::string& name) {
-    return std::unique_ptr<Runner>(std::make_unique<PluginRefRunner>(std::move(model), name));
+  b.options = {{"--ref-threads", BackendOption::Kind::kValue,
+                "Reference backend threads (0 = the CPUs of the process's affinity mask)", "0"}};
+  // The config is the thread count.
+  b.configure = [](const BackendOptionValues& v) {
+    return std::any(static_cast<int>(v.integer("ref-threads", 0, 0, 1 << 16)));
   };
-  b.script = [](const std::any&) {
+  b.make_runner = [](Loader<ModelPtr> model, const std::any& config, const std::string& name) {
+    auto runner = std::make_unique<PluginRefRunner>(std::move(model), name);
+    runner->set_threads(std::any_cast<int>(config));
+    return std::unique_ptr<Runner>(std::move(runner));
+  };
+  b.script = [](const std::any& config) {
+    const int threads = std::any_cast<int>(config);
     return RunnerScript{{"from parity.backend.pluginref import PluginRefRunner"},
-                        "PluginRefRunner(model)"};
+                        threads > 0 ? fmt::format("PluginRefRunner(model, threads={})", threads)
+                                    : "PluginRefRunner(model)"};
   };
   // The interpreter keeps the asked-for tensors as extra outputs: no model copy per batch.
   b.fetch_tensors = [](const ModelPtr& model, const std::any&, const TensorMap& feed,

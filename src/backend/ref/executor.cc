@@ -54,6 +54,18 @@ size_t value_bytes(const Value& v) {
   return n;
 }
 
+// Ops whose values change from run to run even on constant inputs: never folded.
+bool is_random(const ir::Node& node) {
+  static const std::set<std::string, std::less<>> kRandom = {
+      "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+      "Bernoulli",    "Multinomial",      "Dropout"};
+  return kRandom.count(node.op_type) > 0;
+}
+
+// The most bytes of folded values one graph keeps (they live as long as the executor, as the
+// initializers do); nodes past it run at every inference as before.
+constexpr size_t kMaxFoldedBytes = size_t{1} << 30;
+
 std::string prepare_error_prefix(const ir::Node& node) {
   return fmt::format("failed to prepare node '{}' ({}): ", node.name, node.op_type);
 }
@@ -71,6 +83,10 @@ struct PreparedStep {
   std::vector<int> outputs;                   // a slot per output; -1 for an unused one
   std::vector<int> release;                   // slots whose last use is this step
   std::vector<const ExecutionPlan*> bodies;  // plans of the node's graph attributes
+  // A node computed when the model was prepared (constant folding): its outputs, handed out
+  // by every run instead of running the kernel again.
+  bool folded = false;
+  Outputs folded_outputs;
 };
 
 struct ExecutionPlan {
@@ -82,6 +98,11 @@ struct ExecutionPlan {
   std::vector<bool> kept;                      // slots never released (graph outputs)
   std::vector<PreparedStep> steps;
   std::set<std::string> outer_reads;  // names read from enclosing graphs (also by bodies)
+  // The values folded at preparation: by slot (inputs of later folds) and, for tensors, by
+  // name (OpContext::constant_input, so that a Conv packs folded weights once).
+  std::unordered_map<int, Value> folded_slots;
+  std::unordered_map<std::string, Tensor> folded_tensors;
+  size_t folded_bytes = 0;
 
   // Where `name` comes from when read in this graph, looking outwards through the scopes.
   InputRef resolve(const std::string& name) const {
@@ -242,9 +263,57 @@ void Executor::prepare_step(ExecutionPlan& plan, const ir::Node& node) {
   }
   KernelFactory factory = entry->factory;
   OpContext ctx(node, opset, *plan.graph);
+  ctx.set_folded(&plan.folded_tensors);
   step.kernel = with_prefix(prepare_error_prefix(node), [&] { return factory(ctx); });
   PARITY_ENFORCE(step.kernel != nullptr, "the factory of {} returned no kernel", node.op_type);
+  fold(plan, step);
   plan.steps.push_back(std::move(step));
+}
+
+// Constant folding: a standard op without bodies or randomness whose every input is absent,
+// an initializer or a value folded before runs now, once (weights made by ConstantOfShape,
+// shapes computed from constants...). run() hands out the same values, so the bits and the
+// observer's view are those of running it every time. A node that fails here is left to fail
+// at run time, with the message it always gave.
+void Executor::fold(ExecutionPlan& plan, PreparedStep& step) {
+  const ir::Node& node = *step.node;
+  if (!(node.domain.empty() || node.domain == "ai.onnx") || !step.bodies.empty() ||
+      is_random(node))
+    return;
+  Inputs inputs;
+  for (const auto& r : step.inputs) {
+    if (r.kind == InputRef::Kind::kNone) {
+      inputs.push_back(Value::none());
+    } else if (r.kind == InputRef::Kind::kConstant) {
+      inputs.push_back(Value(*r.constant));
+    } else if (auto it = plan.folded_slots.find(r.slot);
+               r.kind == InputRef::Kind::kSlot && it != plan.folded_slots.end()) {
+      inputs.push_back(it->second);
+    } else {
+      return;
+    }
+  }
+  Frame frame(plan, nullptr);
+  RunContext ctx(node, this, &frame);
+  Outputs outputs;
+  try {
+    outputs = step.kernel->run(inputs, ctx);
+  } catch (const std::exception&) {
+    return;
+  }
+  size_t bytes = 0;
+  for (const auto& v : outputs) bytes += value_bytes(v);
+  if (outputs.size() != step.outputs.size() || plan.folded_bytes + bytes > kMaxFoldedBytes)
+    return;
+  plan.folded_bytes += bytes;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (step.outputs[j] < 0) continue;
+    plan.folded_slots[step.outputs[j]] = outputs[j];
+    if (outputs[j].is_tensor()) plan.folded_tensors[node.outputs[j]] = outputs[j].tensor;
+  }
+  step.folded = true;
+  step.folded_outputs = std::move(outputs);
+  ++folded_nodes_;
 }
 
 void Executor::store(Frame& frame, int slot, Value value) {
@@ -270,12 +339,17 @@ void Executor::execute(const ExecutionPlan& plan, Frame& frame, const std::vecto
   for (const PreparedStep& step : plan.steps) {
     const ir::Node& node = *step.node;
     inputs.clear();
-    for (const auto& ref : step.inputs) inputs.push_back(fetch(frame, ref));
-    RunContext ctx(node, this, &frame);
-    Outputs outputs = with_prefix(run_error_prefix(node), [&] {
-      if (const AllocationScope* scope = current_allocation_scope()) scope->check_time();
-      return step.kernel->run(inputs, ctx);
-    });
+    Outputs outputs;
+    if (step.folded) {
+      outputs = step.folded_outputs;  // shares the buffers
+    } else {
+      for (const auto& ref : step.inputs) inputs.push_back(fetch(frame, ref));
+      RunContext ctx(node, this, &frame);
+      outputs = with_prefix(run_error_prefix(node), [&] {
+        if (const AllocationScope* scope = current_allocation_scope()) scope->check_time();
+        return step.kernel->run(inputs, ctx);
+      });
+    }
     inputs.clear();  // drop this step's references, so released values are freed below
     if (outputs.size() != step.outputs.size())
       throw InternalError(fmt::format("internal error: node '{}' ({}) has {} outputs but its "

@@ -6,6 +6,9 @@
 // or an enclosing graph, a value produced earlier, or, inside a control-flow body, a value of
 // an enclosing graph. Bodies get their own plans, prepared once and cached per body.
 //
+// Nodes whose inputs are all constants (initializers, or values of such nodes) run once, here
+// (constant folding): run() hands out their values and the observer still sees them.
+//
 // run() then executes the nodes in order. A value is released right after its last use
 // (a body's reads of enclosing values count as uses by the node that owns the body), unless
 // it is a graph output or an extra output asked for, so memory follows the set of live values.
@@ -49,6 +52,7 @@ struct ExecutorOptions {
 };
 
 struct ExecutionPlan;  // the prepared nodes of one graph (defined in executor.cc)
+struct PreparedStep;   // one prepared node (defined in executor.cc)
 
 class Executor {
  public:
@@ -80,10 +84,13 @@ class Executor {
 
   const RunStats& last_run_stats() const { return stats_; }
   const ExecutorOptions& options() const { return options_; }
+  // The nodes of the model (bodies included) computed once at preparation (constant folding).
+  size_t folded_nodes() const { return folded_nodes_; }
 
  private:
   const ExecutionPlan& prepare(const ir::Graph& graph, const ExecutionPlan* parent);
   void prepare_step(ExecutionPlan& plan, const ir::Node& node);
+  void fold(ExecutionPlan& plan, PreparedStep& step);
   void execute(const ExecutionPlan& plan, Frame& frame, const std::vector<bool>* keep);
   void store(Frame& frame, int slot, Value value);
   void release(Frame& frame, int slot);
@@ -96,6 +103,7 @@ class Executor {
   RunStats stats_;
   size_t live_values_ = 0;
   size_t live_bytes_ = 0;
+  size_t folded_nodes_ = 0;
 };
 
 // "failed to run node '<name>' (<op>): ", the start of every error raised while a node runs.

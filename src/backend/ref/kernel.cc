@@ -38,6 +38,8 @@ OpContext::OpContext(const ir::Node& node, int64_t opset, const ir::Graph& graph
 const Tensor* OpContext::constant_input(size_t i) const {
   if (!has_input(i)) return nullptr;
   const std::string& name = node_.inputs[i];
+  if (folded_)
+    if (auto it = folded_->find(name); it != folded_->end()) return &it->second;
   for (const ir::Graph* g = &graph_; g; g = g->parent) {
     // A name produced by a node of this graph hides the enclosing graphs' values.
     for (const auto& n : g->nodes) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
@@ -45,8 +46,11 @@ class OpContext {
   size_t num_inputs() const { return node_.inputs.size(); }
   size_t num_outputs() const { return node_.outputs.size(); }
   bool has_input(size_t i) const { return i < node_.inputs.size() && !node_.inputs[i].empty(); }
-  // The value of input i when it is an initializer (or a constant) of this or an enclosing graph.
+  // The value of input i when it is an initializer (or a constant) of this or an enclosing graph,
+  // or a value of this graph that the executor computed when it prepared the model.
   const Tensor* constant_input(size_t i) const;
+  // The values of this graph computed at preparation (the executor's constant folding).
+  void set_folded(const std::unordered_map<std::string, Tensor>* folded) { folded_ = folded; }
   // The declared type of input/output i, when the model says.
   const ir::ValueType* input_type(size_t i) const;
   const ir::ValueType* output_type(size_t i) const;
@@ -84,6 +88,7 @@ class OpContext {
   const ir::Graph& graph_;
   // Tensors made from a Constant node's value_float/value_ints/... attributes.
   mutable std::vector<std::shared_ptr<Tensor>> owned_constants_;
+  const std::unordered_map<std::string, Tensor>* folded_ = nullptr;
 };
 
 class Executor;

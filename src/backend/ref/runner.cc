@@ -2,6 +2,9 @@
 
 #include <chrono>
 
+#include "core/logger.h"
+#include "core/thread_pool.h"
+
 namespace parity {
 
 PluginRefRunner::PluginRefRunner(Loader<ModelPtr> model, std::string name)
@@ -26,6 +29,7 @@ void PluginRefRunner::activate_impl() {
   if (!model_) fail_usage("failed to activate runner '{}': its model loader returned no model",
                           name());
   executor_ = std::make_unique<ref::Executor>(model_);
+  logger().verbose("Reference backend: {} thread(s)", threads_ > 0 ? threads_ : num_threads());
 }
 
 void PluginRefRunner::deactivate_impl() {
@@ -35,7 +39,17 @@ void PluginRefRunner::deactivate_impl() {
 
 TensorMetadata PluginRefRunner::input_metadata_impl() { return model_input_metadata(*model_); }
 
+void PluginRefRunner::set_threads(int threads) {
+  if (threads < 0)
+    fail_usage("runner '{}' got {} reference threads; the count must be 0 (the CPUs of the "
+               "process's affinity mask) or positive",
+               name(), threads);
+  threads_ = threads;
+}
+
 TensorMap PluginRefRunner::infer_impl(const TensorMap& feed) {
+  // The pool is process-wide: set it only when it differs (setting restarts the workers).
+  if (threads_ > 0 && num_threads() != threads_) set_num_threads(threads_);
   auto start = std::chrono::steady_clock::now();
   TensorMap outputs = executor_->run(feed);
   set_inference_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -28,6 +28,11 @@ class PluginRefRunner : public Runner {
   // Whether the registry has a kernel for the node's op at `opset` (backend/ref/backend.cc).
   std::optional<bool> supports(const ir::Node& node, int64_t opset) const override;
 
+  // The reference pool's thread count for this runner's inferences (--ref-threads, the
+  // Python runner's `threads`); 0, the default, leaves the pool as it is (by default the
+  // CPUs of the process's affinity mask). Throws UsageError for a negative count.
+  void set_threads(int threads);
+
  protected:
   void activate_impl() override;
   void deactivate_impl() override;
@@ -38,6 +43,7 @@ class PluginRefRunner : public Runner {
   Loader<ModelPtr> model_loader_;
   ModelPtr model_;
   std::unique_ptr<ref::Executor> executor_;
+  int threads_ = 0;
 };
 
 }  // namespace parity

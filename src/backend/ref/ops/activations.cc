@@ -1,10 +1,13 @@
 // Activations: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Sigmoid, Tanh,
 // Softplus, Softsign, ThresholdedRelu, Shrink, Mish, Gelu, Swish, and Clip. Each formula is the
-// spec's, evaluated in double with the attributes' float values and rounded once.
+// spec's, evaluated in double with the attributes' float values and rounded once. Sigmoid,
+// Tanh, Softplus, Mish and Gelu of float, float16 and bfloat16 tensors evaluate the same formula
+// with SLEEF's vector functions, guarded (vector_math.h) so that the bits stay glibc's.
 #include <cmath>
 #include <numbers>
 
 #include "backend/ref/ops/elementwise_util.h"
+#include "backend/ref/ops/vector_math.h"
 
 namespace parity::ref {
 namespace {
@@ -47,6 +50,32 @@ class Activation : public Kernel {
   Fn fn_;
 };
 
+// An Activation whose Fn also has the vector form `fast(v, r, n)` of its formula, the bound
+// `tol(v, r)` on how far that form's result r can be from the glibc formula's, and
+// kNonNegative (every value >= 0).
+template <typename Fn>
+class VectorActivation : public Kernel {
+ public:
+  explicit VectorActivation(const OpContext& ctx) : fn_(ctx) {}
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "X");
+    const Fn& fn = fn_;
+    return {dispatch<FloatTypes>(
+        x.dtype(),
+        [&]<typename T>() {
+          return vmath::guarded_unary<T>(
+              x, [&fn](const double* v, double* r, int64_t n) { fn.fast(v, r, n); }, fn,
+              [&fn](double v, double r) { return fn.tol(v, r); }, Fn::kNonNegative);
+        },
+        "input X")};
+  }
+
+ private:
+  Fn fn_;
+};
+
+using vmath::kRelTol;
+
 double softplus(double v) {
   // log(1 + e^v) without overflow for large v.
   return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
@@ -88,9 +117,17 @@ struct HardSwishFn {
   explicit HardSwishFn(const OpContext&) {}
   double operator()(double v) const { return v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5)); }
 };
+// exp's difference (kRelTol relative) passes through 1 + e and the reciprocal unamplified.
 struct SigmoidFn {
   explicit SigmoidFn(const OpContext&) {}
   double operator()(double v) const { return 1.0 / (1.0 + std::exp(-v)); }
+  void fast(const double* v, double* r, int64_t n) const {
+    for (int64_t i = 0; i < n; ++i) r[i] = -v[i];
+    vmath::apply(vmath::Fn::kExp, r, r, n);
+    for (int64_t i = 0; i < n; ++i) r[i] = 1.0 / (1.0 + r[i]);
+  }
+  double tol(double, double r) const { return 2 * kRelTol * std::fabs(r); }
+  static constexpr bool kNonNegative = true;
 };
 // Swish (opset 24): x * sigmoid(alpha * x).
 struct SwishFn {
@@ -101,10 +138,28 @@ struct SwishFn {
 struct TanhFn {
   explicit TanhFn(const OpContext&) {}
   double operator()(double v) const { return std::tanh(v); }
+  void fast(const double* v, double* r, int64_t n) const {
+    vmath::apply(vmath::Fn::kTanh, v, r, n);
+  }
+  double tol(double, double r) const { return kRelTol * std::fabs(r); }
+  static constexpr bool kNonNegative = false;
 };
+// softplus(v) in blocks: log1p(exp(-|v|)), plus v where v > 0 (softplus's two branches).
+void softplus_fast(const double* v, double* r, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) r[i] = v[i] > 0 ? -v[i] : v[i];
+  vmath::apply(vmath::Fn::kExp, r, r, n);
+  vmath::apply(vmath::Fn::kLog1p, r, r, n);
+  for (int64_t i = 0; i < n; ++i)
+    if (v[i] > 0) r[i] = v[i] + r[i];
+}
+// log1p's condition number is below 1 and the sum adds positive terms: the differences of
+// exp and log1p add up.
 struct SoftplusFn {
   explicit SoftplusFn(const OpContext&) {}
   double operator()(double v) const { return softplus(v); }
+  void fast(const double* v, double* r, int64_t n) const { softplus_fast(v, r, n); }
+  double tol(double, double r) const { return 4 * kRelTol * std::fabs(r); }
+  static constexpr bool kNonNegative = true;
 };
 struct SoftsignFn {
   explicit SoftsignFn(const OpContext&) {}
@@ -123,9 +178,17 @@ struct ShrinkFn {
   }
   double lambd, bias;
 };
+// tanh's condition number 2x / sinh(2x) is below 1: softplus's bound plus tanh's own.
 struct MishFn {
   explicit MishFn(const OpContext&) {}
   double operator()(double v) const { return v * std::tanh(softplus(v)); }
+  void fast(const double* v, double* r, int64_t n) const {
+    softplus_fast(v, r, n);
+    vmath::apply(vmath::Fn::kTanh, r, r, n);
+    for (int64_t i = 0; i < n; ++i) r[i] = v[i] * r[i];
+  }
+  double tol(double, double r) const { return 8 * kRelTol * std::fabs(r); }
+  static constexpr bool kNonNegative = false;
 };
 struct GeluFn {
   explicit GeluFn(const OpContext& ctx) {
@@ -142,6 +205,22 @@ struct GeluFn {
     }
     return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2));
   }
+  // The same formula, with erf or tanh from SLEEF over the block.
+  void fast(const double* v, double* r, int64_t n) const {
+    if (tanh) {
+      const double k = std::sqrt(2.0 / std::numbers::pi);
+      for (int64_t i = 0; i < n; ++i) r[i] = k * (v[i] + 0.044715 * v[i] * v[i] * v[i]);
+      vmath::apply(vmath::Fn::kTanh, r, r, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i) r[i] = v[i] / std::numbers::sqrt2;
+      vmath::apply(vmath::Fn::kErf, r, r, n);
+    }
+    for (int64_t i = 0; i < n; ++i) r[i] = 0.5 * v[i] * (1.0 + r[i]);
+  }
+  // erf/tanh (|e| <= 1) differ by at most kRelTol; 1 + e cancels for negative v, so the bound
+  // is absolute in that term: 0.5|v| kRelTol, plus the roundings of the product.
+  double tol(double v, double r) const { return kRelTol * (std::fabs(v) + std::fabs(r)); }
+  static constexpr bool kNonNegative = false;
   bool tanh = false;
 };
 
@@ -152,10 +231,10 @@ PARITY_REF_OP("", "Elu", 1, kOpsetMax, Activation<EluFn>);
 PARITY_REF_OP("", "Selu", 1, kOpsetMax, Activation<SeluFn>);
 PARITY_REF_OP("", "HardSigmoid", 1, kOpsetMax, Activation<HardSigmoidFn>);
 // Versions 1, 6, 13.
-PARITY_REF_OP("", "Sigmoid", 1, kOpsetMax, Activation<SigmoidFn>);
-PARITY_REF_OP("", "Tanh", 1, kOpsetMax, Activation<TanhFn>);
+PARITY_REF_OP("", "Sigmoid", 1, kOpsetMax, VectorActivation<SigmoidFn>);
+PARITY_REF_OP("", "Tanh", 1, kOpsetMax, VectorActivation<TanhFn>);
 // Version 1.
-PARITY_REF_OP("", "Softplus", 1, kOpsetMax, Activation<SoftplusFn>);
+PARITY_REF_OP("", "Softplus", 1, kOpsetMax, VectorActivation<SoftplusFn>);
 PARITY_REF_OP("", "Softsign", 1, kOpsetMax, Activation<SoftsignFn>);
 // One version each since: ThresholdedRelu 10, Celu 12, HardSwish 14, Shrink 9 (numeric types),
 // Mish 18, Gelu 20, Swish 24.
@@ -164,8 +243,8 @@ PARITY_REF_OP("", "Celu", 12, kOpsetMax, Activation<CeluFn>);
 PARITY_REF_OP("", "HardSwish", 14, kOpsetMax, Activation<HardSwishFn>);
 using Shrink = Activation<ShrinkFn, NumericTypes>;
 PARITY_REF_OP("", "Shrink", 9, kOpsetMax, Shrink);
-PARITY_REF_OP("", "Mish", 18, kOpsetMax, Activation<MishFn>);
-PARITY_REF_OP("", "Gelu", 20, kOpsetMax, Activation<GeluFn>);
+PARITY_REF_OP("", "Mish", 18, kOpsetMax, VectorActivation<MishFn>);
+PARITY_REF_OP("", "Gelu", 20, kOpsetMax, VectorActivation<GeluFn>);
 PARITY_REF_OP("", "Swish", 24, kOpsetMax, Activation<SwishFn>);
 
 // PRelu: y = x < 0 ? slope * x : x, with slope broadcast to x's shape.

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backend/ref/ops/elementwise_util.h"
+#include "backend/ref/ops/vector_math.h"
 
 namespace parity::ref {
 
@@ -153,6 +154,41 @@ int64_t integer_power(int64_t base, E exponent) {
 
 using PowBaseTypes = TypeList<float, double, float16, bfloat16, int32_t, int64_t>;
 
+// Pow of float/float16/bfloat16 base and exponent of one type, the exponent of X's shape or a
+// scalar (the common forms): SLEEF's pow over blocks, guarded (vector_math.h) to keep
+// glibc's bits. Returns false, doing nothing, for any other form.
+template <typename T>
+bool vector_pow(const Tensor& x, const Tensor& y, Tensor& out) {
+  if constexpr (std::is_same_v<T, double> || !std::is_floating_point_v<compute_t<T>>) {
+    return false;
+  } else {
+    if (y.dtype() != x.dtype() || (y.shape() != x.shape() && y.numel() != 1) ||
+        broadcast_shapes({x.shape(), y.shape()}) != x.shape())
+      return false;
+    out = uninitialized_tensor(x.dtype(), x.shape());
+    const T* xs = x.data<T>();
+    const T* ys = y.data<T>();
+    const bool scalar = y.shape() != x.shape();
+    T* dst = out.data<T>();
+    parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+      double base[vmath::kBlock], expo[vmath::kBlock], r[vmath::kBlock];
+      for (int64_t s = b; s < e; s += vmath::kBlock) {
+        const int64_t len = std::min(vmath::kBlock, e - s);
+        for (int64_t i = 0; i < len; ++i) {
+          base[i] = to_double(xs[s + i]);
+          expo[i] = to_double(ys[scalar ? 0 : s + i]);
+        }
+        vmath::apply_pow(base, expo, r, len);
+        for (int64_t i = 0; i < len; ++i)
+          dst[s + i] = vmath::rounds_alike<T>(r[i], vmath::kRelTol * std::fabs(r[i]))
+                           ? narrow<T>(r[i])
+                           : narrow<T>(std::pow(base[i], expo[i]));
+      }
+    });
+    return true;
+  }
+}
+
 class Pow : public Kernel {
  public:
   explicit Pow(const OpContext& ctx) : legacy_(ctx, 7) {}
@@ -167,6 +203,7 @@ class Pow : public Kernel {
     return {dispatch<PowBaseTypes>(
         x.dtype(),
         [&]<typename T>() {
+          if (Tensor out; !legacy_.active() && vector_pow<T>(x, y, out)) return out;
           return dispatch<NumericTypes>(
               y.dtype(),
               [&]<typename E>() {

@@ -1,9 +1,12 @@
 // Unary math: Abs, Neg, Reciprocal, Floor, Ceil, Round, Sqrt, Exp, Log, the trigonometric and
 // hyperbolic functions, Erf, Sign, IsNaN, IsInf. Each value is computed in double (int64 for
-// integers) by the C library and rounded once to the element type.
+// integers) by the C library and rounded once to the element type. Exp, Log, Erf and the
+// trigonometric and hyperbolic functions of float, float16 and bfloat16 tensors go through
+// SLEEF's vector functions with vector_math.h's guard, which keeps those same bits.
 #include <cmath>
 
 #include "backend/ref/ops/elementwise_util.h"
+#include "backend/ref/ops/vector_math.h"
 
 namespace parity::ref {
 namespace {
@@ -20,6 +23,28 @@ class Unary : public Kernel {
   }
 };
 
+// A unary op whose float32/float16/bfloat16 values come from the SLEEF function kF (guarded, so
+// they equal Fn's rounded values); double and integer types compute Fn directly.
+template <typename Fn, vmath::Fn kF, bool kNonNegative, typename Types = FloatTypes>
+class VectorUnary : public Kernel {
+ public:
+  explicit VectorUnary(const OpContext&) {}
+  Outputs run(const Inputs& in, RunContext&) override {
+    const Tensor& x = input_tensor(in, 0, "X");
+    return {dispatch<Types>(
+        x.dtype(),
+        [&]<typename T>() {
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, float16> ||
+                        std::is_same_v<T, bfloat16>)
+            return vmath::guarded_unary<T>(x, vmath::Apply{kF}, Fn{}, vmath::RelTol{},
+                                           kNonNegative);
+          else
+            return unary_elementwise<T, T>(x, Fn{});
+        },
+        "input X")};
+  }
+};
+
 // Declares Name##Fn computing `expr` of the double v, and the kernel Name over FloatTypes.
 #define PARITY_FLOAT_FN(Name, expr)                            \
   struct Name##Fn {                                            \
@@ -33,20 +58,30 @@ PARITY_FLOAT_FN(Ceil, std::ceil(v))
 // Halves go to the even neighbour (nearbyint in the default rounding mode), as the spec says.
 PARITY_FLOAT_FN(Round, std::nearbyint(v))
 PARITY_FLOAT_FN(Sqrt, std::sqrt(v))
-PARITY_FLOAT_FN(Exp, std::exp(v))
-PARITY_FLOAT_FN(Log, std::log(v))
-PARITY_FLOAT_FN(Sin, std::sin(v))
-PARITY_FLOAT_FN(Cos, std::cos(v))
-PARITY_FLOAT_FN(Tan, std::tan(v))
-PARITY_FLOAT_FN(Asin, std::asin(v))
-PARITY_FLOAT_FN(Acos, std::acos(v))
-PARITY_FLOAT_FN(Atan, std::atan(v))
-PARITY_FLOAT_FN(Sinh, std::sinh(v))
-PARITY_FLOAT_FN(Cosh, std::cosh(v))
-PARITY_FLOAT_FN(Asinh, std::asinh(v))
-PARITY_FLOAT_FN(Acosh, std::acosh(v))
-PARITY_FLOAT_FN(Atanh, std::atanh(v))
 #undef PARITY_FLOAT_FN
+
+// Declares Name##Fn computing `std::fn(v)` and the kernel Name through SLEEF's fn. kNonNegative
+// where every value of the function is >= 0 (its underflow to 0 then needs no recomputing).
+#define PARITY_VECTOR_FN(Name, fn, kNonNegative)                               \
+  struct Name##Fn {                                                           \
+    double operator()(double v) const { return std::fn(v); }                  \
+  };                                                                          \
+  using Name = VectorUnary<Name##Fn, vmath::Fn::k##Name, kNonNegative>;
+
+PARITY_VECTOR_FN(Exp, exp, true)
+PARITY_VECTOR_FN(Log, log, false)
+PARITY_VECTOR_FN(Sin, sin, false)
+PARITY_VECTOR_FN(Cos, cos, false)
+PARITY_VECTOR_FN(Tan, tan, false)
+PARITY_VECTOR_FN(Asin, asin, false)
+PARITY_VECTOR_FN(Acos, acos, true)
+PARITY_VECTOR_FN(Atan, atan, false)
+PARITY_VECTOR_FN(Sinh, sinh, false)
+PARITY_VECTOR_FN(Cosh, cosh, true)
+PARITY_VECTOR_FN(Asinh, asinh, false)
+PARITY_VECTOR_FN(Acosh, acosh, true)
+PARITY_VECTOR_FN(Atanh, atanh, false)
+#undef PARITY_VECTOR_FN
 
 // Versions 1 and 6 (consumed_inputs dropped), 13 (bfloat16): same semantics.
 PARITY_REF_OP("", "Reciprocal", 1, kOpsetMax, Reciprocal);
@@ -105,11 +140,11 @@ struct SignFn {
 struct ErfFn {
   double operator()(double v) const { return std::erf(v); }
 };
+using Erf = VectorUnary<ErfFn, vmath::Fn::kErf, false, NumericTypes>;
 
 using Abs = Unary<AbsFn, NumericTypes>;
 using Neg = Unary<NegFn, SignedNumericTypes>;
 using Sign = Unary<SignFn, NumericTypes>;
-using Erf = Unary<ErfFn, NumericTypes>;
 // Versions 1, 6 (integer types), 13 (bfloat16).
 PARITY_REF_OP("", "Abs", 1, kOpsetMax, Abs);
 PARITY_REF_OP("", "Neg", 1, kOpsetMax, Neg);

@@ -1,5 +1,7 @@
 // Softmax and LogSoftmax, in double: y = exp(x - max) / sum(exp(x - max)), and
-// log y = (x - max) - log(sum(exp(x - max))). Hardmax: 1 at the first maximum, 0 elsewhere.
+// log y = (x - max) - log(sum(exp(x - max))), with glibc's exp and log; float, float16 and
+// bfloat16 blocks compute the exps with SLEEF and keep glibc's bits (see vector_block).
+// Hardmax: 1 at the first maximum, 0 elsewhere.
 //
 // Before opset 13 the input is seen as a 2-D matrix [prod(dims before axis), prod(the rest)]
 // and each row is normalised (axis defaults to 1); from opset 13 the normalisation runs along
@@ -8,6 +10,7 @@
 #include <limits>
 
 #include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/vector_math.h"
 
 namespace parity::ref {
 namespace {
@@ -29,6 +32,9 @@ AxisLayout axis_layout(const Shape& shape, int64_t axis_attr, bool coerce_2d) {
 
 // Values of exp kept per outer block (256 KiB of doubles) instead of computed twice.
 constexpr int64_t kKeptExps = int64_t{1} << 15;
+// The largest outer block (1 MiB of doubles) that float, float16 and bfloat16 inputs compute
+// with SLEEF's exp (vector_math.h); larger ones, and double inputs, use glibc's.
+constexpr int64_t kVectorBlock = int64_t{1} << 17;
 
 template <bool kLog, bool kCoerce2d>
 class Softmax : public Kernel {
@@ -52,41 +58,96 @@ class Softmax : public Kernel {
     // exp(x - max) of one outer block is kept between the sum and the division when it fits,
     // so each is computed once (the same values either way).
     const bool keep = !kLog && n * inner <= kKeptExps;
+    constexpr bool kVector = !std::is_same_v<T, double>;
+    const bool vector = kVector && n * inner <= kVectorBlock;
     parallel_for(outer, grain_for(3 * n * inner), [&](int64_t b, int64_t e) {
       // The `inner` columns of one outer block are done together, along contiguous rows.
-      std::vector<double> max(inner), sum(inner), exps(keep ? n * inner : 0);
+      std::vector<double> max(inner), sum(inner), exps(keep || vector ? n * inner : 0);
       for (int64_t o = b; o < e; ++o) {
         const T* xs = src + o * n * inner;
         T* ys = dst + o * n * inner;
-        std::fill(max.begin(), max.end(), -std::numeric_limits<double>::infinity());
-        std::fill(sum.begin(), sum.end(), 0.0);
-        for (int64_t k = 0; k < n; ++k)
-          for (int64_t i = 0; i < inner; ++i) {
-            const double v = to_double(xs[k * inner + i]);
-            if (v > max[i] || std::isnan(v)) max[i] = std::isnan(max[i]) ? max[i] : v;
-          }
-        for (int64_t k = 0; k < n; ++k)
-          for (int64_t i = 0; i < inner; ++i) {
-            const double ex = std::exp(to_double(xs[k * inner + i]) - max[i]);
-            if (keep) exps[k * inner + i] = ex;
-            sum[i] += ex;
-          }
-        if constexpr (kLog) {
-          for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
-          for (int64_t k = 0; k < n; ++k)
-            for (int64_t i = 0; i < inner; ++i)
-              ys[k * inner + i] = narrow<T>((to_double(xs[k * inner + i]) - max[i]) - sum[i]);
-        } else {
-          for (int64_t k = 0; k < n; ++k)
-            for (int64_t i = 0; i < inner; ++i) {
-              const double ex = keep ? exps[k * inner + i]
-                                     : std::exp(to_double(xs[k * inner + i]) - max[i]);
-              ys[k * inner + i] = narrow<T>(ex / sum[i]);
-            }
-        }
+        if (vector && vector_block(xs, ys, n, inner, max, sum, exps)) continue;
+        exact_block(xs, ys, n, inner, max, sum, exps, keep);
       }
     });
     return y;
+  }
+
+  // The maxima of the `inner` columns (NaN wins).
+  template <typename T>
+  static void column_max(const T* xs, int64_t n, int64_t inner, std::vector<double>& max) {
+    std::fill(max.begin(), max.end(), -std::numeric_limits<double>::infinity());
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t i = 0; i < inner; ++i) {
+        const double v = to_double(xs[k * inner + i]);
+        if (v > max[i] || std::isnan(v)) max[i] = std::isnan(max[i]) ? max[i] : v;
+      }
+  }
+
+  // One outer block with glibc's exp and log: the values that define the bits.
+  template <typename T>
+  static void exact_block(const T* xs, T* ys, int64_t n, int64_t inner, std::vector<double>& max,
+                          std::vector<double>& sum, std::vector<double>& exps, bool keep) {
+    column_max(xs, n, inner, max);
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t i = 0; i < inner; ++i) {
+        const double ex = std::exp(to_double(xs[k * inner + i]) - max[i]);
+        if (keep) exps[k * inner + i] = ex;
+        sum[i] += ex;
+      }
+    if constexpr (kLog) {
+      for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t i = 0; i < inner; ++i)
+          ys[k * inner + i] = narrow<T>((to_double(xs[k * inner + i]) - max[i]) - sum[i]);
+    } else {
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t i = 0; i < inner; ++i) {
+          const double ex =
+              keep ? exps[k * inner + i] : std::exp(to_double(xs[k * inner + i]) - max[i]);
+          ys[k * inner + i] = narrow<T>(ex / sum[i]);
+        }
+    }
+  }
+
+  // One outer block with SLEEF's exp over the whole block. Each exp is within kRelTol of
+  // glibc's; a sum of n positive terms adds at most n roundings on each side, the division or
+  // the subtraction of log(sum) a few more, so the results differ from exact_block's by at most
+  // `tol` below. False (and the block is redone by exact_block) when any output is not
+  // provably rounded to exact_block's value.
+  template <typename T>
+  static bool vector_block(const T* xs, T* ys, int64_t n, int64_t inner, std::vector<double>& max,
+                           std::vector<double>& sum, std::vector<double>& exps) {
+    column_max(xs, n, inner, max);
+    double* ex = exps.data();
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t i = 0; i < inner; ++i) ex[k * inner + i] = to_double(xs[k * inner + i]) - max[i];
+    vmath::apply(vmath::Fn::kExp, ex, ex, n * inner);
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t i = 0; i < inner; ++i) sum[i] += ex[k * inner + i];
+    const double rel = vmath::kRelTol + static_cast<double>(n + 16) * 0x1p-50;
+    if constexpr (kLog) {
+      for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = to_double(xs[k * inner + i]) - max[i];
+          const double r = d - sum[i];
+          // log(sum) differs by the sum's relative difference (absolute in the log).
+          const double tol = rel * (1 + std::fabs(sum[i]) + std::fabs(d) + std::fabs(r));
+          if (!vmath::rounds_alike<T>(r, tol)) return false;
+          ys[k * inner + i] = narrow<T>(r);
+        }
+    } else {
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t i = 0; i < inner; ++i) {
+          const double r = ex[k * inner + i] / sum[i];
+          if (!vmath::rounds_alike<T>(r, rel * r, true)) return false;
+          ys[k * inner + i] = narrow<T>(r);
+        }
+    }
+    return true;
   }
 
   int64_t axis_;

@@ -1,0 +1,96 @@
+// SLEEF's 1-ulp double functions behind one entry point per function, on the widest code path
+// the CPU runs: AVX-512F and AVX2 in their own files (vector_math_isa.h), SSE2 (the x86-64
+// baseline) here. Which path ran never shows in a result: vector_math.h's guard turns every
+// SLEEF value into glibc's rounded value or recomputes it with glibc.
+#include "backend/ref/ops/vector_math.h"
+
+#include <sleef.h>
+
+#include <atomic>
+#include <iterator>
+
+#include "backend/ref/ops/vector_math_isa.h"
+
+namespace parity::ref::vmath {
+namespace {
+
+using F2 = decltype(&Sleef_expd2_u10sse2);  // sleef.h marks its functions const
+#define PARITY_ENTRY(name) Sleef_##name##d2_u10sse2,
+const F2 kSse2[] = {PARITY_VMATH_FUNCTIONS(PARITY_ENTRY)};
+#undef PARITY_ENTRY
+static_assert(std::size(kSse2) == static_cast<size_t>(Fn::kAtanh) + 1);
+
+void apply_sse2(int fn, const double* x, double* y, int64_t n) {
+  const F2 f = kSse2[fn];
+  int64_t i = 0;
+  for (; i + 2 <= n; i += 2) _mm_storeu_pd(y + i, f(_mm_loadu_pd(x + i)));
+  if (i < n) y[i] = _mm_cvtsd_f64(f(_mm_set_pd(isa::kPad, x[i])));
+}
+
+Isa detect() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return Isa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+  return Isa::kSse2;
+}
+
+Isa best_isa() {
+  static const Isa best = detect();
+  return best;
+}
+
+std::atomic<Isa> g_forced{Isa::kAuto};
+
+}  // namespace
+
+bool cpu_supports(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return best_isa() == Isa::kAvx512;
+    case Isa::kAvx2: return best_isa() != Isa::kSse2;
+    default: return true;
+  }
+}
+
+void force_isa(Isa isa) {
+  if (!cpu_supports(isa)) fail("this CPU cannot run the {} code path", isa_name(isa));
+  g_forced.store(isa, std::memory_order_relaxed);
+}
+
+Isa active_isa() {
+  const Isa forced = g_forced.load(std::memory_order_relaxed);
+  return forced == Isa::kAuto ? best_isa() : forced;
+}
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return "avx512f";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kSse2: return "sse2";
+    default: return "auto";
+  }
+}
+
+void apply(Fn f, const double* x, double* y, int64_t n) {
+  const int fn = static_cast<int>(f);
+  switch (active_isa()) {
+    case Isa::kAvx512: return isa::apply_avx512(fn, x, y, n);
+    case Isa::kAvx2: return isa::apply_avx2(fn, x, y, n);
+    default: return apply_sse2(fn, x, y, n);
+  }
+}
+
+void apply_pow(const double* a, const double* b, double* y, int64_t n) {
+  switch (active_isa()) {
+    case Isa::kAvx512: return isa::pow_avx512(a, b, y, n);
+    case Isa::kAvx2: return isa::pow_avx2(a, b, y, n);
+    default: {
+      int64_t i = 0;
+      for (; i + 2 <= n; i += 2)
+        _mm_storeu_pd(y + i, Sleef_powd2_u10sse2(_mm_loadu_pd(a + i), _mm_loadu_pd(b + i)));
+      if (i < n) y[i] = _mm_cvtsd_f64(Sleef_powd2_u10sse2(_mm_set_pd(isa::kPad, a[i]),
+                                                         _mm_set_pd(isa::kPad, b[i])));
+    }
+  }
+}
+
+}  // namespace parity::ref::vmath

@@ -1,0 +1,25 @@
+// The SLEEF entry points of one instruction set, each in its own file compiled for that set
+// (vector_math_avx2.cc, vector_math_avx512.cc): sleef.h declares them only under the compiler
+// flags of their set, and only those files may carry instructions the baseline CPU lacks.
+// Include only <cstdint> here, so no inline function of a shared header is compiled with them.
+#pragma once
+
+#include <cstdint>
+
+// The functions of vmath::Fn, in its order, as SLEEF names them.
+#define PARITY_VMATH_FUNCTIONS(X)                                                        \
+  X(exp) X(expm1) X(log) X(log1p) X(tanh) X(erf) X(sin) X(cos) X(tan) X(asin) X(acos) \
+  X(atan) X(sinh) X(cosh) X(asinh) X(acosh) X(atanh)
+
+namespace parity::ref::vmath::isa {
+
+// y[i] = function number `fn` of x[i], for i < n; the tail is padded inside.
+void apply_avx512(int fn, const double* x, double* y, int64_t n);
+void apply_avx2(int fn, const double* x, double* y, int64_t n);
+void pow_avx512(const double* a, const double* b, double* y, int64_t n);
+void pow_avx2(const double* a, const double* b, double* y, int64_t n);
+
+// The value every function accepts, for the lanes past the end of an array.
+inline constexpr double kPad = 0.5;
+
+}  // namespace parity::ref::vmath::isa

@@ -1,0 +1,262 @@
+// The SLEEF paths of the transcendental ops (ops/vector_math.h) against the C library's values:
+// every op on each code path this CPU runs (AVX-512F, AVX2, SSE2), on the edges (zeros,
+// denormals, infinities, NaNs with payloads, each function's overflow and underflow thresholds
+// and the floats beside them) and on random values over the whole exponent range. Expected
+// values are the spec formulas evaluated by Python at test time with glibc's functions called
+// through ctypes (Python's math module raises on domain errors instead of returning NaN), in
+// float64, rounded once; they must match bit for bit, NaN payloads included.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "backend/ref/ops/vector_math.h"
+#include "core/thread_pool.h"
+#include "ref_test_util.h"
+
+namespace parity::testing {
+namespace {
+
+using ref::vmath::Isa;
+
+// Python: `libm` (glibc through ctypes), the unary formulas `F` by op name, the edge inputs
+// `edges` (float32 bit patterns) and `rnd` (random floats over the exponent range).
+constexpr const char* kPrelude = R"(
+import ctypes, math, struct
+libm = ctypes.CDLL('libm.so.6')
+def cfn(name):
+    f = getattr(libm, name); f.restype = ctypes.c_double; f.argtypes = [ctypes.c_double]
+    return f
+exp, expm1, log, log1p, tanh, erf = (cfn(n) for n in
+                                     ['exp', 'expm1', 'log', 'log1p', 'tanh', 'erf'])
+def softplus(v):
+    return v + log1p(exp(-v)) if v > 0 else log1p(exp(v))
+k = math.sqrt(2.0 / math.pi)
+F = {n: cfn(n.lower()) for n in ['Exp', 'Log', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan',
+                                 'Sinh', 'Cosh', 'Asinh', 'Acosh', 'Atanh', 'Tanh', 'Erf']}
+F['Sigmoid'] = lambda v: 1.0 / (1.0 + exp(-v))
+F['Softplus'] = softplus
+F['Mish'] = lambda v: v * tanh(softplus(v))
+F['Gelu'] = lambda v: 0.5 * v * (1.0 + erf(v / math.sqrt(2.0)))
+F['GeluTanh'] = lambda v: 0.5 * v * (1.0 + tanh(k * (v + 0.044715 * v * v * v)))
+def f32(bits):
+    return np.array(bits, dtype=np.uint32).view(np.float32)
+# Thresholds of float results: exp overflow/underflow (88.72, -87.34 to denormal, -103.97 to 0),
+# the same in double (709.78, -708.4, -745.13), tanh/erf/sigmoid reaching +-1 in float and
+# double, sinh/cosh overflow, the domain ends of asin/acos/acosh/atanh, tan near pi/2, large
+# trigonometric arguments, and the float limits.
+base = [0.0, 1e-45, 1e-40, 1.1754942e-38, 1.17549435e-38, 1e-30, 1e-8, 1e-4, 0.5, 1.0, 2.0,
+        88.72283, 88.7228394, 89.4159851, 87.3365479, 103.972076, 104.0, 709.78, 709.7827,
+        708.4, 745.13, 745.2, 710.475, 9.01092, 19.0615, 3.9192059, 5.9215, 16.6355, 36.7368,
+        1.5707964, 3.1415927, 1e10, 1e22, 1e30, 3.4028235e38, 0.99999994, 1.0000001, 6.0, 20.0]
+vals = []
+for b in base:
+    for s in (1.0, -1.0):
+        x = np.float32(s * b)
+        vals += [np.nextafter(x, np.float32(-np.inf)), x, np.nextafter(x, np.float32(np.inf))]
+edges = np.concatenate([np.array(vals, dtype=np.float32),
+                        np.array([np.inf, -np.inf], dtype=np.float32),
+                        # quiet NaNs with payloads, a negative one, a signalling one
+                        f32([0x7fc00000, 0x7fc12345, 0xffc00001, 0x7f812345, 0xff800001])])
+bits = rng.randint(0, 2**32, size=6000, dtype=np.uint64).astype(np.uint32)
+rnd = f32(bits)
+# The same values mostly in the functions' interesting ranges, uniformly in [-12, 12].
+rnd = np.concatenate([rnd, (rng.rand(6000) * 24 - 12).astype(np.float32)])
+def ev(name, x, dtype):
+    f = F[name]
+    return np.array([f(float(v)) for v in x.astype(np.float64)], dtype=np.float64).astype(dtype)
+)";
+
+const char* const kOps[] = {"Exp",  "Log",  "Sin",   "Cos",   "Tan",     "Asin",     "Acos",
+                            "Atan", "Sinh", "Cosh",  "Asinh", "Acosh",   "Atanh",    "Tanh",
+                            "Erf",  "Sigmoid", "Softplus", "Mish", "Gelu", "GeluTanh"};
+
+// Element i of a float or float16 tensor, for messages.
+double element(const Tensor& t, int64_t i) {
+  if (t.dtype() == DataType::kFloat16) return ref::to_double(t.data<float16>()[i]);
+  return t.data<float>()[i];
+}
+
+// The node for an op name of kOps.
+std::string node_of(const std::string& op) {
+  if (op == "GeluTanh") return "Gelu<approximate = \"tanh\">";
+  return op;
+}
+
+// The code paths this CPU runs.
+std::vector<Isa> isas() {
+  std::vector<Isa> v{Isa::kSse2};
+  for (Isa i : {Isa::kAvx2, Isa::kAvx512})
+    if (ref::vmath::cpu_supports(i)) v.push_back(i);
+  return v;
+}
+
+// Restores the automatic choice of code path and the thread count.
+struct IsaScope {
+  ~IsaScope() {
+    ref::vmath::force_isa(Isa::kAuto);
+    set_num_threads(0);
+  }
+};
+
+// Runs `op` on x (of `type`, `n` elements) on every code path and 1 and 2 threads, and expects
+// the bytes of `expected`.
+void expect_op_bits(const std::string& op, const std::string& type, const Tensor& x,
+                    const Tensor& expected) {
+  IsaScope scope;
+  const std::string n = std::to_string(x.numel());
+  const std::string text = "<ir_version: 9, opset_import: [\"\" : 20]>\n g (" + type + "[" + n +
+                           "] x) => (" + type + "[" + n + "] y) { y = " + node_of(op) + "(x) }";
+  TensorMap feed;
+  feed.set("x", x);
+  for (Isa isa : isas())
+    for (int threads : {1, 2}) {
+      ref::vmath::force_isa(isa);
+      set_num_threads(threads);
+      const Tensor y = run_text_model(text, feed).at("y");
+      ASSERT_EQ(y.nbytes(), expected.nbytes());
+      // Bytes, not values: NaN payloads and the sign of zero count.
+      if (std::memcmp(y.raw_data(), expected.raw_data(), y.nbytes()) == 0) continue;
+      const auto* a = static_cast<const uint8_t*>(y.raw_data());
+      const auto* b = static_cast<const uint8_t*>(expected.raw_data());
+      const size_t es = y.nbytes() / static_cast<size_t>(y.numel());
+      for (int64_t i = 0; i < y.numel(); ++i)
+        if (std::memcmp(a + i * es, b + i * es, es) != 0) {
+          ADD_FAILURE() << op << " " << type << " on " << ref::vmath::isa_name(isa) << ", "
+                        << threads << " threads: element " << i << " (input "
+                        << element(x, i) << ") is " << element(y, i)
+                        << ", glibc's formula gives " << element(expected, i);
+          return;
+        }
+    }
+}
+
+TEST(VectorMath, EveryOpMatchesGlibcBitForBitOnTheEdgesOnEveryCodePath) {
+  std::string body = kPrelude;
+  body += "save('edges', edges); save('rnd', rnd)\n";
+  body += "save('h', edges.astype(np.float16)); save('hr', rnd.astype(np.float16))\n";
+  for (const char* op : kOps) {
+    const std::string o = op;
+    body += "save('" + o + "_edges', ev('" + o + "', edges, np.float32))\n";
+    body += "save('" + o + "_rnd', ev('" + o + "', rnd, np.float32))\n";
+    body += "save('" + o + "_h', ev('" + o + "', edges.astype(np.float16), np.float16))\n";
+    body += "save('" + o + "_hr', ev('" + o + "', rnd.astype(np.float16), np.float16))\n";
+  }
+  auto np = numpy_arrays(body);
+  for (const char* op : kOps) {
+    const std::string o = op;
+    expect_op_bits(o, "float", np.at("edges"), np.at(o + "_edges"));
+    expect_op_bits(o, "float", np.at("rnd"), np.at(o + "_rnd"));
+    expect_op_bits(o, "float16", np.at("h"), np.at(o + "_h"));
+    expect_op_bits(o, "float16", np.at("hr"), np.at(o + "_hr"));
+  }
+}
+
+// Softmax and LogSoftmax rows with -inf (masked) entries, NaN, huge and tiny logits and long
+// rows, along the last axis and along a middle one; the sums run in the kernel's order.
+TEST(VectorMath, SoftmaxMatchesGlibcBitForBitOnEveryCodePath) {
+  auto np = numpy_arrays(std::string(kPrelude) + R"(
+x = (rng.randn(6, 3, 700) * 8).astype(np.float32)
+x[0, 0, :350] = -np.inf; x[0, 1, 5] = np.nan; x[0, 2, :] = 0
+x[1, 0, 7] = 3e38; x[1, 1, :] = rng.randn(700).astype(np.float32) * 1e-40
+x[1, 2, ::3] = -1e30; x[2, 0, :] = np.inf; x[2, 1, 0] = np.inf
+def soft(x, axis, log):
+    x = np.moveaxis(x.astype(np.float64), axis, -1)
+    y = np.empty_like(x)
+    for idx in np.ndindex(*x.shape[:-1]):
+        row = [float(v) for v in x[idx]]
+        m = -math.inf
+        for v in row:
+            if v > m or math.isnan(v):
+                m = m if math.isnan(m) else v
+        s = 0.0
+        for v in row:
+            s += exp(v - m)
+        if log:
+            ls = log_(s)
+            y[idx] = [(v - m) - ls for v in row]
+        else:
+            y[idx] = [exp(v - m) / s for v in row]
+    return np.moveaxis(y, -1, axis).astype(np.float32)
+log_ = log
+save('x', x)
+save('sm', soft(x, 2, False)); save('lsm', soft(x, 2, True)); save('sm1', soft(x, 1, False))
+save('lsm1', soft(x, 1, True))
+)");
+  IsaScope scope;
+  TensorMap feed;
+  feed.set("x", np.at("x"));
+  for (Isa isa : isas())
+    for (int threads : {1, 2}) {
+      ref::vmath::force_isa(isa);
+      set_num_threads(threads);
+      TensorMap out = run_text_model(R"(
+        <ir_version: 9, opset_import: ["" : 13]>
+        g (float[6,3,700] x) => (float[6,3,700] sm, float[6,3,700] lsm, float[6,3,700] sm1,
+                                 float[6,3,700] lsm1) {
+          sm = Softmax<axis = -1>(x)
+          lsm = LogSoftmax<axis = -1>(x)
+          sm1 = Softmax<axis = 1>(x)
+          lsm1 = LogSoftmax<axis = 1>(x)
+        }
+      )",
+                                     feed);
+      for (const char* n : {"sm", "lsm", "sm1", "lsm1"})
+        EXPECT_TRUE(out.at(n).equals(np.at(n))) << n << " on " << ref::vmath::isa_name(isa);
+    }
+}
+
+// Pow with an exponent tensor of X's shape and with a scalar exponent: every edge base with
+// exponents at the special cases (zeros, infinities, NaN, halves, integers, the float
+// overflow and underflow exponents).
+TEST(VectorMath, PowMatchesGlibcBitForBitOnEveryCodePath) {
+  auto np = numpy_arrays(std::string(kPrelude) + R"(
+cpow = libm.pow; cpow.restype = ctypes.c_double; cpow.argtypes = [ctypes.c_double] * 2
+ex = np.array([0, -0.0, 0.5, 1, 2, 3, -1, -2, 2.5, -0.5, np.inf, -np.inf, np.nan, 1e10, 126,
+               127, 128, -149, -150, 1.0000001, 0.3333333], dtype=np.float32)
+base = np.concatenate([edges, rnd[:2000]])
+x = np.repeat(base, len(ex)); y = np.tile(ex, len(base))
+def pw(a, b):
+    return np.array([cpow(float(p), float(q)) for p, q in zip(a.astype(np.float64),
+                                                               b.astype(np.float64))])
+save('x', x); save('y', y); save('z', pw(x, y).astype(np.float32))
+save('s', np.array(2.5, dtype=np.float32))
+save('zs', pw(base, np.full(len(base), 2.5)).astype(np.float32))
+save('b', base)
+)");
+  IsaScope scope;
+  const std::string n = std::to_string(np.at("x").numel()), nb = std::to_string(np.at("b").numel());
+  for (Isa isa : isas()) {
+    ref::vmath::force_isa(isa);
+    TensorMap feed;
+    feed.set("x", np.at("x"));
+    feed.set("y", np.at("y"));
+    feed.set("b", np.at("b"));
+    feed.set("s", np.at("s"));
+    TensorMap out = run_text_model("<ir_version: 9, opset_import: [\"\" : 15]>\n g (float[" + n +
+                                       "] x, float[" + n + "] y, float[" + nb +
+                                       "] b, float s) => (float[" + n + "] z, float[" + nb +
+                                       "] zs) { z = Pow(x, y)\n zs = Pow(b, s) }",
+                                   feed);
+    EXPECT_TRUE(out.at("z").equals(np.at("z"))) << ref::vmath::isa_name(isa);
+    EXPECT_TRUE(out.at("zs").equals(np.at("zs"))) << ref::vmath::isa_name(isa);
+  }
+}
+
+// The guard itself: values next to a float rounding boundary are refused, others accepted,
+// non-finite and tiny ones refused unless the function is non-negative.
+TEST(VectorMath, RoundsAlikeRefusesValuesNearARoundingBoundary) {
+  using ref::vmath::rounds_alike;
+  const double mid = (1.0 + std::nextafter(1.0f, 2.0f)) / 2;  // halfway between two floats
+  EXPECT_FALSE(rounds_alike<float>(mid, 0x1p-40));
+  EXPECT_FALSE(rounds_alike<float>(std::nextafter(mid, 2.0), 0x1p-40));
+  EXPECT_TRUE(rounds_alike<float>(1.0 + 0x1p-30, 0x1p-44));
+  EXPECT_FALSE(rounds_alike<float>(std::nan(""), 0));
+  EXPECT_FALSE(rounds_alike<float>(INFINITY, 0));
+  EXPECT_FALSE(rounds_alike<float>(1e-310, 1e-320));
+  EXPECT_TRUE(rounds_alike<float>(1e-310, 1e-320, /*nonneg=*/true));
+  EXPECT_FALSE(rounds_alike<float>(-1e-310, 1e-320, /*nonneg=*/true));
+  EXPECT_FALSE(rounds_alike<float>(1.0, std::nan("")));
+}
+
+}  // namespace
+}  // namespace parity::testing
