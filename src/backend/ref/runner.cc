@@ -1,5 +1,7 @@
 #include "backend/ref/runner.h"
 
+#include "backend/value_tensors.h"
+
 #include <chrono>
 
 namespace parity {
@@ -49,9 +51,15 @@ TensorMetadata PluginRefRunner::input_metadata_impl() {
 
 TensorMap PluginRefRunner::infer_impl(const TensorMap& feed) {
   auto start = std::chrono::steady_clock::now();
-  TensorMap outputs = executor_->run(feed);
+  std::vector<ref::NamedValue> inputs;
+  inputs.reserve(feed.size());
+  for (const auto& [name, tensor] : feed) inputs.push_back({name, Value(tensor)});
+  std::vector<ref::NamedValue> values = executor_->run(inputs);
   set_inference_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                          .count());
+  // Sequences and maps are spelled as tensors (backend/value_tensors.h).
+  TensorMap outputs;
+  for (const auto& [name, value] : values) add_value_tensors(outputs, name, value);
   return outputs;
 }
 
