@@ -125,7 +125,8 @@ class CategoryMapper : public Kernel {
 PARITY_REF_OP(kDomain, "CategoryMapper", 1, kOpsetMax, CategoryMapper);
 
 // A key or value of LabelEncoder: an integer, a floating value or a string. Floating keys
-// are ordered with every NaN equal to every other NaN (and greater than any number).
+// are ordered with every NaN equal to every other NaN (and greater than any number); the
+// kernel looks NaN up only from ml opset 4, which added "a NaN key matches any NaN".
 using Label = std::variant<int64_t, double, std::string>;
 struct LabelLess {
   bool operator()(const Label& a, const Label& b) const {
@@ -138,6 +139,10 @@ struct LabelLess {
     return a < b;
   }
 };
+bool is_nan_label(const Label& v) {
+  const double* d = std::get_if<double>(&v);
+  return d && std::isnan(*d);
+}
 
 // The labels of one list: a tensor's elements, with the element type they had.
 struct LabelList {
@@ -213,6 +218,7 @@ class LabelEncoder : public Kernel {
                keys.labels.size(), values.labels.size());
     key_type_ = keys.dtype;
     value_type_ = values.dtype;
+    nan_matches_ = ctx.opset() >= 4;
     // A repeated key: the last one takes precedence (opset 4's rule).
     for (size_t i = 0; i < keys.labels.size(); ++i)
       table_.insert_or_assign(keys.labels[i], values.labels[i]);
@@ -241,7 +247,9 @@ class LabelEncoder : public Kernel {
     LabelList in_labels = labels_of(x, "input X");
     Tensor y(value_type_, x.shape());
     for (int64_t i = 0; i < x.numel(); ++i) {
-      auto it = table_.find(in_labels.labels[static_cast<size_t>(i)]);
+      const Label& key = in_labels.labels[static_cast<size_t>(i)];
+      // Before opset 4, NaN equals nothing, so it is never a known key.
+      auto it = nan_matches_ || !is_nan_label(key) ? table_.find(key) : table_.end();
       write(y, i, it == table_.end() ? default_ : it->second);
     }
     return {y};
@@ -286,6 +294,7 @@ class LabelEncoder : public Kernel {
   }
 
   DataType key_type_ = DataType::kUndefined, value_type_ = DataType::kUndefined;
+  bool nan_matches_ = false;
   std::map<Label, Label, LabelLess> table_;
   Label default_;
   LabelList string_keys_, index_values_;  // opset 1
