@@ -42,7 +42,8 @@ MapValue sorted_map_from_entries(const Tensor& keys, const Tensor& values) {
     if (i + 1 == n || !equal(order[i], order[i + 1])) kept.push_back(order[i]);
   const int64_t m = static_cast<int64_t>(kept.size());
   MapValue out{Tensor(keys.dtype(), {m}), Tensor(values.dtype(), {m})};
-  const size_t value_bytes = values.dtype() == DataType::kString ? 0 : values.nbytes() / std::max<size_t>(n, 1);
+  const size_t value_bytes =
+      values.dtype() == DataType::kString ? 0 : values.nbytes() / std::max<size_t>(n, 1);
   for (int64_t i = 0; i < m; ++i) {
     const size_t src = kept[static_cast<size_t>(i)];
     if (keys.dtype() == DataType::kInt64) out.keys.data<int64_t>()[i] = keys.data<int64_t>()[src];

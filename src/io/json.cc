@@ -345,7 +345,9 @@ MapValue decode_map(const Json& j, const std::string& what) {
   }
   if (strings && (floats || ints))
     fail("failed to read {}: the map mixes string and number values", what);
-  const DataType vtype = strings ? DataType::kString : floats ? DataType::kFloat32 : DataType::kInt64;
+  const DataType vtype = strings  ? DataType::kString
+                         : floats ? DataType::kFloat32
+                                  : DataType::kInt64;
   Tensor keys(int_keys ? DataType::kInt64 : DataType::kString, {n});
   Tensor values(vtype, {n});
   int64_t i = 0;

@@ -160,8 +160,10 @@ LabelList labels_of(const Tensor& t, std::string_view what) {
       t.dtype(),
       [&]<typename T>() {
         for (int64_t i = 0; i < t.numel(); ++i) {
-          if constexpr (std::is_floating_point_v<T>) list.labels.emplace_back(double(t.data<T>()[i]));
-          else list.labels.emplace_back(int64_t(t.data<T>()[i]));
+          if constexpr (std::is_floating_point_v<T>)
+            list.labels.emplace_back(double(t.data<T>()[i]));
+          else
+            list.labels.emplace_back(int64_t(t.data<T>()[i]));
         }
       },
       what);
@@ -262,8 +264,10 @@ class LabelEncoder : public Kernel {
       return;
     }
     dispatch<TypeList<float, double, int64_t, int32_t, int16_t>>(y.dtype(), [&]<typename T>() {
-      if constexpr (std::is_floating_point_v<T>) y.data<T>()[i] = static_cast<T>(std::get<double>(v));
-      else y.data<T>()[i] = static_cast<T>(std::get<int64_t>(v));
+      if constexpr (std::is_floating_point_v<T>)
+        y.data<T>()[i] = static_cast<T>(std::get<double>(v));
+      else
+        y.data<T>()[i] = static_cast<T>(std::get<int64_t>(v));
     });
   }
 

@@ -37,7 +37,8 @@ class LinearRegressor : public Kernel {
     Rows x = read_rows(input_tensor(in, 0, "X"), "X");
     std::vector<double> s = linear_scores(x, w_, b_, targets_, ctx);
     Tensor y(DataType::kFloat32, {x.n, targets_});
-    for (int64_t i = 0; i < x.n; ++i) apply_post_transform(transform_, &s[size_t(i * targets_)], targets_);
+    for (int64_t i = 0; i < x.n; ++i)
+      apply_post_transform(transform_, &s[size_t(i * targets_)], targets_);
     for (size_t k = 0; k < s.size(); ++k) y.data<float>()[k] = float(s[k]);
     return {y};
   }
@@ -89,10 +90,12 @@ class LinearClassifier : public Kernel {
         for (int64_t k = 1; k < e; ++k)
           if (row[k] > row[best]) best = k;
       }
-      if (strings) y.data<std::string>()[i] = e == 1 && !binary ? std::to_string(best)
-                                                                : string_labels_[size_t(best)];
-      else y.data<int64_t>()[i] = (e == 1 && !binary) || int_labels_.empty() ? best
-                                                                             : int_labels_[size_t(best)];
+      // One row without two labels: the labels are 1 and 0 (ONNX Runtime's convention).
+      const bool numbered = (e == 1 && !binary) || (!strings && int_labels_.empty());
+      if (strings)
+        y.data<std::string>()[i] = numbered ? std::to_string(best) : string_labels_[size_t(best)];
+      else
+        y.data<int64_t>()[i] = numbered ? best : int_labels_[size_t(best)];
       apply_post_transform(transform_, row, e);
       float* out = z.data<float>() + i * columns;
       if (binary) {

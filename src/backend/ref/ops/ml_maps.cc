@@ -104,7 +104,9 @@ class CastMap : public Kernel {
     if (cast_to_ == "TO_FLOAT") out_type_ = DataType::kFloat32;
     else if (cast_to_ == "TO_INT64") out_type_ = DataType::kInt64;
     else if (cast_to_ == "TO_STRING") out_type_ = DataType::kString;
-    else ctx.fail("attribute 'cast_to' is '{}'; it must be one of TO_FLOAT, TO_STRING, TO_INT64", cast_to_);
+    else
+      ctx.fail("attribute 'cast_to' is '{}'; it must be one of TO_FLOAT, TO_STRING, TO_INT64",
+               cast_to_);
     if (map_form_ != "DENSE" && map_form_ != "SPARSE")
       ctx.fail("attribute 'map_form' is '{}'; it must be DENSE or SPARSE", map_form_);
     if (map_form_ == "SPARSE" && max_map_ < 1)

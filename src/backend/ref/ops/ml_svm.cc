@@ -16,7 +16,9 @@ class SvmKernel {
     else if (type == "POLY") type_ = Type::kPoly;
     else if (type == "RBF") type_ = Type::kRbf;
     else if (type == "SIGMOID") type_ = Type::kSigmoid;
-    else ctx.fail("attribute 'kernel_type' is '{}'; it must be one of LINEAR, POLY, RBF, SIGMOID", type);
+    else
+      ctx.fail("attribute 'kernel_type' is '{}'; it must be one of LINEAR, POLY, RBF, SIGMOID",
+               type);
     std::vector<float> p = ctx.attr_floats("kernel_params", {});
     if (!p.empty() && p.size() != 3)
       ctx.fail("attribute 'kernel_params' has {} values; it must have 3 (gamma, coef0, degree)",
@@ -85,7 +87,8 @@ class SVMRegressor : public Kernel {
     for (int64_t i = 0; i < x.n; ++i) {
       double s = rho_[0];
       if (supports_ > 0)
-        for (int64_t k = 0; k < supports_; ++k) s += coef_[size_t(k)] * kernel_(x.row(i), &sv_[size_t(k * x.c)], x.c);
+        for (int64_t k = 0; k < supports_; ++k)
+          s += coef_[size_t(k)] * kernel_(x.row(i), &sv_[size_t(k * x.c)], x.c);
       else
         s += SvmKernel::dot(x.row(i), coef_.data(), x.c);
       if (one_class_) s = s > 0 ? 1 : -1;
@@ -197,7 +200,8 @@ class SVMClassifier : public Kernel {
                  "(classes - 1) rows of one value per support vector");
     const size_t pairs = size_t(k_ * (k_ - 1) / 2);
     check_length(ctx, "rho", rho_.size(), pairs, "one per pair of classes");
-    if (!prob_a_.empty()) check_length(ctx, "prob_a", prob_a_.size(), pairs, "one per pair of classes");
+    if (!prob_a_.empty())
+      check_length(ctx, "prob_a", prob_a_.size(), pairs, "one per pair of classes");
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {

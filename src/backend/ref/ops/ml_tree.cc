@@ -218,7 +218,8 @@ class TreeEnsemble : public Kernel {
     }
     int64_t n = 0;
     std::vector<double> s = ensemble_scores(model_, xd, aggregate_, ctx, &n);
-    for (int64_t i = 0; i < n; ++i) apply_post_transform(transform_, s.data() + i * targets_, targets_);
+    for (int64_t i = 0; i < n; ++i)
+      apply_post_transform(transform_, s.data() + i * targets_, targets_);
     return {dispatch<TypeList<float, double, float16>>(
         x.dtype(),
         [&]<typename T>() {

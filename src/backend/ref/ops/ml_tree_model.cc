@@ -77,7 +77,8 @@ TreeEnsembleModel read_legacy_ensemble(const OpContext& ctx, const std::string& 
   check_length(ctx, "nodes_truenodeids", true_ids.size(), n, rule);
   check_length(ctx, "nodes_falsenodeids", false_ids.size(), n, rule);
   check_length(ctx, "nodes_values", values.size(), n, rule);
-  if (!missing.empty()) check_length(ctx, "nodes_missing_value_tracks_true", missing.size(), n, rule);
+  if (!missing.empty())
+    check_length(ctx, "nodes_missing_value_tracks_true", missing.size(), n, rule);
 
   TreeEnsembleModel m;
   m.num_targets = num_targets;
