@@ -53,6 +53,11 @@ TEST(OrtMlDifferential, LabelEncoderOpset4) {
                                       "opset 4 says the last one takes precedence"}});
 }
 TEST(OrtMlDifferential, LinearModels) { expect_ort_matches_numpy(testing::kMlLinearCase); }
+TEST(OrtMlDifferential, PostTransforms) {
+  expect_ort_matches_numpy(testing::kMlPostTransformCase,
+                           {{"probit", "ONNX Runtime's PROBIT uses a single-precision erfinv "
+                                       "approximation (up to 6e-3 off for p in [0.001, 0.999])"}});
+}
 TEST(OrtMlDifferential, TreeEnsembleRegressor) {
   expect_ort_matches_numpy(std::string(testing::kMlTreeWalk) + testing::kMlTreeRegressorCase);
 }

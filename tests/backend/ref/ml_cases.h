@@ -264,6 +264,22 @@ save('expect_label2', np.where(s > 0, 'yes', 'no').astype(object))
 save('expect_score2', np.stack([1 - s, s], axis=1).astype(np.float32))
 )";
 
+// post_transform PROBIT (the inverse normal CDF, Python's statistics.NormalDist) and
+// SOFTMAX_ZERO (a zero score stays zero) through LinearRegressor.
+inline const char* kMlPostTransformCase = R"(
+import statistics
+x = rng.uniform(0.05, 0.95, size=(4, 2)).astype(np.float32); save('x', x)
+nodes = [ml('LinearRegressor', ['x'], ['probit'], coefficients=[1.0, 0.0, 0.0, 1.0], targets=2, post_transform='PROBIT'),
+         ml('LinearRegressor', ['x'], ['softmax_zero'], coefficients=[2.0, 0.0, 0.0, -1.0, 0.0, 0.0], targets=3,
+            post_transform='SOFTMAX_ZERO')]
+ml_model(nodes, [vi('x', TP.FLOAT, [4, 2])], [vi('probit', TP.FLOAT, None), vi('softmax_zero', TP.FLOAT, None)], ml_opset=1)
+xd = x.astype(np.float64)
+save('expect_probit', np.vectorize(statistics.NormalDist().inv_cdf)(xd).astype(np.float32))
+s = np.stack([2 * xd[:, 0], -xd[:, 1], np.zeros(4)], axis=1)
+e = np.where(s != 0, np.exp(s - s.max(axis=1, keepdims=True)), 0)
+save('expect_softmax_zero', (e / e.sum(axis=1, keepdims=True)).astype(np.float32))
+)";
+
 // A Python restatement of the legacy tree encoding, shared by the tree cases: the leaf's node
 // id that a row reaches in one tree (the tree's first listed node is its root).
 inline const char* kMlTreeWalk = R"(

@@ -24,6 +24,7 @@ TEST(MlOps, IntegerBinarizerMatchesNumPy) { expect_case_matches_numpy(kMlBinariz
 TEST(MlOps, EncodersMatchNumPy) { expect_case_matches_numpy(kMlEncodersCase); }
 TEST(MlOps, LabelEncoderOpset4TensorsMatchNumPy) { expect_case_matches_numpy(kMlLabelEncoder4Case); }
 TEST(MlOps, LinearModelsMatchNumPy) { expect_case_matches_numpy(kMlLinearCase); }
+TEST(MlOps, PostTransformsMatchNumPy) { expect_case_matches_numpy(kMlPostTransformCase); }
 TEST(MlOps, TreeEnsembleRegressorMatchesNumPy) {
   expect_case_matches_numpy(std::string(kMlTreeWalk) + kMlTreeRegressorCase);
 }
