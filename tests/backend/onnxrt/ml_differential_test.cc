@@ -84,6 +84,10 @@ TEST(OrtMlDifferential, TreeEnsembleOpset5) {
                  "5 defines 1 as SOFTMAX and 2 as LOGISTIC"}});
 }
 TEST(OrtMlDifferential, SvmModels) { expect_ort_matches_numpy(testing::kMlSvmCase); }
+TEST(OrtMlDifferential, Opset1Forms) { expect_ort_matches_numpy(testing::kMlOpset1Case); }
+TEST(OrtMlDifferential, TensorAttributes) {
+  expect_ort_matches_numpy(testing::kMlTensorAttributesCase);
+}
 
 }  // namespace
 }  // namespace parity

@@ -280,6 +280,48 @@ e = np.where(s != 0, np.exp(s - s.max(axis=1, keepdims=True)), 0)
 save('expect_softmax_zero', (e / e.sum(axis=1, keepdims=True)).astype(np.float32))
 )";
 
+// ml opset 1 forms: LabelEncoder's classes_strings both ways, SVMRegressor as a linear model
+// (n_supports = 0) and one-class, SVMClassifier as a linear model (no vectors_per_class).
+inline const char* kMlOpset1Case = R"(
+words = np.array(['b', 'zz', 'a', 'c'], dtype=object); idx = np.array([2, 0, 7], np.int64)
+x = rng.randn(5, 3).astype(np.float32)
+save('words', words); save('idx', idx); save('x', x)
+w = rng.randn(3).astype(np.float32); wc = rng.randn(3, 3).astype(np.float32)
+linear_kernel = dict(kernel_type='LINEAR', kernel_params=[0.3, 0.0, 1.0])
+nodes = [ml('LabelEncoder', ['words'], ['word_ids'], classes_strings=['a', 'b', 'c'], default_int64=-9),
+         ml('LabelEncoder', ['idx'], ['id_words'], classes_strings=['a', 'b', 'c'], default_string='none'),
+         # ONNX Runtime refuses an SVM node without kernel_params (optional in the schema).
+         ml('SVMRegressor', ['x'], ['linear'], coefficients=w.tolist(), rho=[0.5], **linear_kernel),
+         ml('SVMRegressor', ['x'], ['one_class'], coefficients=w.tolist(), rho=[0.5], one_class=1, **linear_kernel),
+         ml('SVMClassifier', ['x'], ['svm_label', 'svm_score'], coefficients=wc.ravel().tolist(), rho=[-0.25],
+            classlabels_ints=[4, 5, 6], **linear_kernel)]
+ml_model(nodes, [vi('words', TP.STRING, [4]), vi('idx', TP.INT64, [3]), vi('x', TP.FLOAT, [5, 3])],
+         [vi('word_ids', TP.INT64, None), vi('id_words', TP.STRING, None), vi('linear', TP.FLOAT, None),
+          vi('one_class', TP.FLOAT, None), vi('svm_label', TP.INT64, None), vi('svm_score', TP.FLOAT, None)], ml_opset=1)
+save('expect_word_ids', np.array([1, -9, 0, 2], np.int64))
+save('expect_id_words', np.array(['c', 'a', 'none'], dtype=object))
+xd = x.astype(np.float64)
+lin = xd @ w.astype(np.float64) + 0.5
+save('expect_linear', lin.reshape(5, 1).astype(np.float32))
+save('expect_one_class', np.where(lin > 0, 1, -1).reshape(5, 1).astype(np.float32))
+sc = xd @ wc.T.astype(np.float64) - 0.25
+save('expect_svm_label', np.array([4, 5, 6], np.int64)[sc.argmax(axis=1)])
+save('expect_svm_score', sc.astype(np.float32))
+)";
+
+// ml opset 3: tree thresholds, weights and base values as double tensors (*_as_tensor).
+inline const char* kMlTensorAttributesCase = R"(
+x = rng.randn(6, 2).astype(np.float64); save('x', x)
+att = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[1, 0, 0],
+           nodes_modes=['BRANCH_GT', 'LEAF', 'LEAF'], nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0],
+           nodes_values_as_tensor=nh.from_array(np.array([0.1234567890123, 0, 0], np.float64)),
+           target_treeids=[0, 0], target_nodeids=[1, 2], target_ids=[0, 0],
+           target_weights_as_tensor=nh.from_array(np.array([1.25, -0.75], np.float64)),
+           base_values_as_tensor=nh.from_array(np.array([0.5], np.float64)), n_targets=1)
+ml_model([ml('TreeEnsembleRegressor', ['x'], ['y'], **att)], [vi('x', TP.DOUBLE, [6, 2])], [vi('y', TP.FLOAT, None)], ml_opset=3)
+save('expect_y', (np.where(x[:, 1] > 0.1234567890123, 1.25, -0.75) + 0.5).reshape(6, 1).astype(np.float32))
+)";
+
 // A Python restatement of the legacy tree encoding, shared by the tree cases: the leaf's node
 // id that a row reaches in one tree (the tree's first listed node is its root).
 inline const char* kMlTreeWalk = R"(

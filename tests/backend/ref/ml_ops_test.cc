@@ -33,6 +33,8 @@ TEST(MlOps, TreeEnsembleClassifierMatchesNumPy) {
 }
 TEST(MlOps, TreeEnsembleOpset5MatchesNumPy) { expect_case_matches_numpy(kMlTreeEnsemble5Case); }
 TEST(MlOps, SvmModelsMatchNumPy) { expect_case_matches_numpy(kMlSvmCase); }
+TEST(MlOps, Opset1FormsMatchNumPy) { expect_case_matches_numpy(kMlOpset1Case); }
+TEST(MlOps, TensorAttributesMatchNumPy) { expect_case_matches_numpy(kMlTensorAttributesCase); }
 
 // The message of preparing a one-node ML model whose node is written by `node` (Python).
 std::string prepare_error(const std::string& node, int ml_opset = 3) {
