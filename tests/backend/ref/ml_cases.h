@@ -290,7 +290,7 @@ w = rng.randn(3).astype(np.float32); wc = rng.randn(3, 3).astype(np.float32)
 linear_kernel = dict(kernel_type='LINEAR', kernel_params=[0.3, 0.0, 1.0])
 nodes = [ml('LabelEncoder', ['words'], ['word_ids'], classes_strings=['a', 'b', 'c'], default_int64=-9),
          ml('LabelEncoder', ['idx'], ['id_words'], classes_strings=['a', 'b', 'c'], default_string='none'),
-         # ONNX Runtime refuses an SVM node without kernel_params (optional in the schema).
+         # ONNX Runtime refuses an SVM node without kernel_type and kernel_params (optional).
          ml('SVMRegressor', ['x'], ['linear'], coefficients=w.tolist(), rho=[0.5], **linear_kernel),
          ml('SVMRegressor', ['x'], ['one_class'], coefficients=w.tolist(), rho=[0.5], one_class=1, **linear_kernel),
          ml('SVMClassifier', ['x'], ['svm_label', 'svm_score'], coefficients=wc.ravel().tolist(), rho=[-0.25],
