@@ -23,6 +23,7 @@
 #include "io/base64.h"
 #include "io/json_parser.h"
 #include "io/npy.h"
+#include "backend/value_tensors.h"
 
 namespace parity::io {
 
@@ -148,15 +149,61 @@ void write_array(PyJsonWriter& w, const Tensor& t) {
   w.end('}');
 }
 
+// One element of a map's value tensor as Python's json.dumps writes the Python value ONNX
+// Runtime's binding returns (a float, an int or a str).
+void write_scalar(PyJsonWriter& w, const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kString: w.string(t.data<std::string>()[i]); return;
+    case DataType::kInt64: w.out += std::to_string(t.data<int64_t>()[i]); return;
+    case DataType::kFloat32: w.number(t.data<float>()[i]); return;
+    case DataType::kFloat64: w.number(t.data<double>()[i]); return;
+    default:
+      fail("failed to write a map with values of element type {}: maps hold string, int64, "
+           "float32 or float64 values",
+           dtype_name(t.dtype()));
+  }
+}
+
+// A map is a JSON object (keys as text: JSON keys are strings, so int64 keys are written in
+// decimal as json.dumps does); sequences are lists.
+void write_map(PyJsonWriter& w, const MapValue& m) {
+  w.begin('{');
+  for (int64_t i = 0; i < m.size(); ++i) {
+    w.key(m.keys.dtype() == DataType::kInt64 ? std::to_string(m.keys.data<int64_t>()[i])
+                                              : m.keys.data<std::string>()[i]);
+    write_scalar(w, m.values, i);
+  }
+  w.end('}');
+}
+
+// An output in Polygraphy's encoding: an ndarray, or the plain JSON Python's json module
+// makes of a list (sequences) or a dict (maps) that ONNX Runtime's binding returns.
+void write_output_value(PyJsonWriter& w, const Value& v) {
+  if (v.is_tensor()) return write_array(w, v.tensor);
+  if (v.is_map()) return write_map(w, v.map);
+  w.begin('[');
+  for (const Tensor& t : v.sequence) {
+    w.element();
+    write_array(w, t);
+  }
+  for (const MapValue& m : v.maps) {
+    w.element();
+    write_map(w, m);
+  }
+  w.end(']');
+}
+
 void write_iteration(PyJsonWriter& w, const IterationResult& it) {
   w.begin('{');
   w.key("outputs");
   w.begin('{');
-  for (const auto& [name, tensor] : it.outputs) {
+  // Sequences and maps travel as tensors under derived names (backend/value_tensors.h);
+  // Polygraphy writes them as lists and dicts.
+  for (const auto& [name, value] : group_value_tensors(it.outputs)) {
     w.key(name);
     w.begin('{');
     w.key("values");
-    write_array(w, tensor);
+    write_output_value(w, value);
     w.key(kClassKey);
     w.string("LazyArray");
     w.end('}');
@@ -278,6 +325,83 @@ Tensor decode_array(const Json& j, const std::string& what) {
        "with \"polygraphy_class\": \"ndarray\")", what, python_type(j));
 }
 
+// A map from a plain JSON object: keys that all read as integers are int64 keys (json.dumps
+// wrote them from Python ints), other keys strings; values are float32 for JSON floats (ONNX
+// Runtime's maps hold float32), int64 for integers, strings for strings.
+MapValue decode_map(const Json& j, const std::string& what) {
+  const int64_t n = static_cast<int64_t>(j.size());
+  bool int_keys = n > 0, floats = false, ints = false, strings = false;
+  for (const auto& [key, value] : j.items()) {
+    char* end = nullptr;
+    errno = 0;
+    std::strtoll(key.c_str(), &end, 10);
+    if (key.empty() || *end != '\0' || errno == ERANGE) int_keys = false;
+    if (value.is_number_float()) floats = true;
+    else if (value.is_number()) ints = true;
+    else if (value.is_string()) strings = true;
+    else
+      fail("failed to read {}: the map's value for key '{}' is of JSON type {}; map values must "
+           "be numbers or strings",
+           what, key, value.type_name());
+  }
+  if (strings && (floats || ints))
+    fail("failed to read {}: the map mixes string and number values", what);
+  const DataType vtype = strings  ? DataType::kString
+                         : floats ? DataType::kFloat32
+                                  : DataType::kInt64;
+  Tensor keys(int_keys ? DataType::kInt64 : DataType::kString, {n});
+  Tensor values(vtype, {n});
+  int64_t i = 0;
+  for (const auto& [key, value] : j.items()) {
+    if (int_keys) keys.data<int64_t>()[i] = std::strtoll(key.c_str(), nullptr, 10);
+    else keys.data<std::string>()[i] = key;
+    if (vtype == DataType::kString) values.data<std::string>()[i] = value.get<std::string>();
+    else if (vtype == DataType::kFloat32) values.data<float>()[i] = value.get<float>();
+    else values.data<int64_t>()[i] = value.get<int64_t>();
+    ++i;
+  }
+  return sorted_map_from_entries(keys, values);
+}
+
+// An output: an ndarray (LazyArray), or a list (a sequence of arrays or of maps) or a dict (a
+// map) as Polygraphy writes what ONNX Runtime returns for sequence and map outputs; those are
+// spelled as tensors under derived names (backend/value_tensors.h).
+void decode_output(const Json& j, const std::string& name, const std::string& what,
+                   TensorMap& out) {
+  // Only inside a LazyArray, where Polygraphy puts every output.
+  const std::string cls = class_of(j);
+  if (cls != "LazyArray" && cls != "LazyNumpyArray") {
+    out.set(name, decode_array(j, what));
+    return;
+  }
+  const Json* values = &member(j, "values", what);
+  if (values->is_array()) {
+    std::vector<Tensor> tensors;
+    std::vector<MapValue> maps;
+    for (size_t k = 0; k < values->size(); ++k) {
+      const Json& item = (*values)[k];
+      const std::string item_what = fmt::format("item {} of {}", k, what);
+      if (item.is_object() && class_of(item).empty()) maps.push_back(decode_map(item, item_what));
+      else tensors.push_back(decode_array(item, item_what));
+    }
+    if (!maps.empty() && !tensors.empty())
+      fail("failed to read {}: the list mixes maps and arrays", what);
+    if (!maps.empty()) {
+      const DataType key = maps.front().keys.dtype(), val = maps.front().values.dtype();
+      add_value_tensors(out, name, Value::make_map_sequence(std::move(maps), key, val));
+    } else {
+      const DataType elem = tensors.empty() ? DataType::kFloat32 : tensors.front().dtype();
+      add_value_tensors(out, name, Value::make_sequence(std::move(tensors), elem));
+    }
+    return;
+  }
+  if (values->is_object() && class_of(*values).empty() && !values->empty()) {
+    add_value_tensors(out, name, Value::make_map(decode_map(*values, what)));
+    return;
+  }
+  out.set(name, decode_array(j, what));
+}
+
 IterationResult decode_iteration(const Json& j, const std::string& what) {
   std::string cls = class_of(j);
   if (cls != "IterationResult") {
@@ -293,7 +417,7 @@ IterationResult decode_iteration(const Json& j, const std::string& what) {
     fail("failed to read {} with \"outputs\" of JSON type {}: it must be an object", what,
          outputs.type_name());
   for (const auto& [name, value] : outputs.items())
-    it.outputs.set(name, decode_array(value, fmt::format("output '{}' of {}", name, what)));
+    decode_output(value, name, fmt::format("output '{}' of {}", name, what), it.outputs);
   const Json& runtime = member(j, "runtime", what);
   if (runtime.is_number()) it.runtime = runtime.get<double>();
   else if (!runtime.is_null())

@@ -56,6 +56,9 @@ Api bind_api(const void* table) {
   bind<69>(api.CreateCpuMemoryInfo, slots);
   bind<76>(api.AllocatorFree, slots);
   bind<78>(api.GetAllocatorWithDefaultOptions, slots);
+  bind<80>(api.GetValue, slots);
+  bind<81>(api.GetValueCount, slots);
+  bind<82>(api.CreateValue, slots);
   bind<92>(api.ReleaseEnv, slots);
   bind<93>(api.ReleaseStatus, slots);
   bind<94>(api.ReleaseMemoryInfo, slots);

@@ -106,6 +106,15 @@ struct Api {
                                  MemoryInfo** out);
   Status* (*AllocatorFree)(Allocator*, void* p);                             // 76, <=1.14
   Status* (*GetAllocatorWithDefaultOptions)(Allocator** out);                // 78, <=1.14
+  // Item `index` of a sequence, or of a map (0: its keys, 1: its values, as tensors); a new
+  // value that the caller releases.
+  Status* (*GetValue)(const Value*, int index, Allocator*, Value** out);     // 80, <=1.14
+  // The number of items of a sequence (2 for a map).
+  Status* (*GetValueCount)(const Value*, size_t* out);                       // 81, <=1.14
+  // A sequence (onnx_type kTypeSequence) of `count` values, or a map (kTypeMap) from two
+  // tensors, keys then values; the inputs are copied and stay the caller's.
+  Status* (*CreateValue)(const Value* const* in, size_t count, int onnx_type,  // 82, <=1.14
+                         Value** out);
   void (*ReleaseEnv)(Env*);                                                  // 92, <=1.14
   void (*ReleaseStatus)(Status*);                                            // 93, <=1.14
   void (*ReleaseMemoryInfo)(MemoryInfo*);                                    // 94, <=1.14

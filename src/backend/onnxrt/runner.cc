@@ -3,6 +3,8 @@
 #include <chrono>
 
 #include "backend/onnxrt/tensors.h"
+#include "backend/onnxrt/values.h"
+#include "backend/value_tensors.h"
 #include "core/error.h"
 
 namespace parity {
@@ -54,8 +56,10 @@ TensorMap OnnxrtRunner::infer_impl(const TensorMap& feed) {
   set_inference_time(std::chrono::duration<double>(end - start).count());
 
   TensorMap results;
+  // Sequences and maps are spelled as tensors (backend/value_tensors.h).
   for (size_t i = 0; i < output_count; ++i)
-    results.set(output_names[i], from_ort_value(runtime, std::move(owned[i]), output_names[i]));
+    add_value_tensors(results, output_names[i],
+                      value_from_ort(runtime, std::move(owned[i]), output_names[i]));
   return results;
 }
 

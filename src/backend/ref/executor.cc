@@ -51,6 +51,8 @@ size_t value_bytes(const Value& v) {
   if (v.is_tensor()) return v.tensor.nbytes();
   size_t n = 0;
   for (const auto& t : v.sequence) n += t.nbytes();
+  if (v.is_map()) n += v.map.keys.nbytes() + v.map.values.nbytes();
+  for (const auto& m : v.maps) n += m.keys.nbytes() + m.values.nbytes();
   return n;
 }
 
@@ -420,8 +422,8 @@ TensorMap Executor::run(const TensorMap& feed, const std::vector<std::string>& e
   for (auto& [name, v] : run(values, extra_outputs)) {
     if (!v.is_tensor())
       fail("failed to return output '{}' as a tensor: it is {}; use the Value form of "
-           "Executor::run for sequences and optionals",
-           name, v.is_sequence() ? "a sequence" : "an empty optional");
+           "Executor::run for sequences, maps and optionals",
+           name, v.kind_name());
     result.set(name, std::move(v.tensor));
   }
   return result;

@@ -1,5 +1,7 @@
 #include "backend/ref/runner.h"
 
+#include "backend/value_tensors.h"
+
 #include <chrono>
 
 #include "core/logger.h"
@@ -51,9 +53,15 @@ TensorMap PluginRefRunner::infer_impl(const TensorMap& feed) {
   // The pool is process-wide: set it only when it differs (setting restarts the workers).
   if (threads_ > 0 && num_threads() != threads_) set_num_threads(threads_);
   auto start = std::chrono::steady_clock::now();
-  TensorMap outputs = executor_->run(feed);
+  std::vector<ref::NamedValue> inputs;
+  inputs.reserve(feed.size());
+  for (const auto& [name, tensor] : feed) inputs.push_back({name, Value(tensor)});
+  std::vector<ref::NamedValue> values = executor_->run(inputs);
   set_inference_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                          .count());
+  // Sequences and maps are spelled as tensors (backend/value_tensors.h).
+  TensorMap outputs;
+  for (const auto& [name, value] : values) add_value_tensors(outputs, name, value);
   return outputs;
 }
 
