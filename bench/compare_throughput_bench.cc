@@ -16,9 +16,9 @@
 #include <map>
 
 #include "comparator/compare.h"
-#include "core/numeric.h"
 #include "comparator/tensor_error.h"
 #include "core/logger.h"
+#include "core/numeric.h"
 #include "core/thread_pool.h"
 
 namespace parity {
@@ -117,9 +117,10 @@ void BM_CompareFuncSimpleHalf(benchmark::State& state) {
   static std::map<int64_t, Tensor> halves;
   auto it = halves.find(state.range(0));
   if (it == halves.end())
-    it = halves.emplace(state.range(0), cast_tensor(outputs(state.range(0)).first,
-                                                    DataType::kFloat16))
-             .first;
+    it =
+        halves
+            .emplace(state.range(0), cast_tensor(outputs(state.range(0)).first, DataType::kFloat16))
+            .first;
   compare_func_simple_bench(state, it->second);
 }
 

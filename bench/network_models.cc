@@ -100,18 +100,18 @@ class GraphBuilder {
 std::string conv(GraphBuilder& g, const std::string& x, const std::string& name, int64_t cin,
                  int64_t cout, int64_t k, int64_t stride) {
   float scale = std::sqrt(2.0f / static_cast<float>(cin * k * k));
-  auto* n = g.node("Conv",
-                   {x, g.weight(name + ".w", {cout, cin, k, k}, scale),
-                    g.weight(name + ".b", {cout}, 0.01f)},
-                   name);
+  auto* n = g.node(
+      "Conv",
+      {x, g.weight(name + ".w", {cout, cin, k, k}, scale), g.weight(name + ".b", {cout}, 0.01f)},
+      name);
   GraphBuilder::attr(n, "kernel_shape", {k, k});
   GraphBuilder::attr(n, "strides", {stride, stride});
   GraphBuilder::attr(n, "pads", {k / 2, k / 2, k / 2, k / 2});
   return name;
 }
 
-std::string basic_block(GraphBuilder& g, const std::string& x, const std::string& name,
-                        int64_t cin, int64_t cout, int64_t stride) {
+std::string basic_block(GraphBuilder& g, const std::string& x, const std::string& name, int64_t cin,
+                        int64_t cout, int64_t stride) {
   std::string a = conv(g, x, name + ".conv1", cin, cout, 3, stride);
   a = g.node("Relu", {a}, name + ".relu1")->output(0);
   a = conv(g, a, name + ".conv2", cout, cout, 3, 1);
@@ -156,23 +156,26 @@ std::string transformer_block_model_bytes() {
   GraphBuilder g("transformer_block", 17);
   g.input("x", {1, seq, hidden});
   auto linear = [&](const std::string& in, const std::string& name, int64_t n_in, int64_t n_out) {
-    std::string m = g.node("MatMul", {in, g.weight(name + ".w", {n_in, n_out}, 0.02f)},
-                           name + ".mm")->output(0);
+    std::string m =
+        g.node("MatMul", {in, g.weight(name + ".w", {n_in, n_out}, 0.02f)}, name + ".mm")
+            ->output(0);
     return g.node("Add", {m, g.weight(name + ".b", {n_out}, 0.01f)}, name)->output(0);
   };
   auto split_heads = [&](const std::string& in, const std::string& name, bool transpose_k) {
-    std::string r = g.node("Reshape", {in, g.ints(name + ".shape", {1, seq, heads, head})},
-                           name + ".reshape")->output(0);
+    std::string r =
+        g.node("Reshape", {in, g.ints(name + ".shape", {1, seq, heads, head})}, name + ".reshape")
+            ->output(0);
     auto* t = g.node("Transpose", {r}, name + ".heads");
-    GraphBuilder::attr(t, "perm", transpose_k ? std::vector<int64_t>{0, 2, 3, 1}
-                                              : std::vector<int64_t>{0, 2, 1, 3});
+    GraphBuilder::attr(
+        t, "perm",
+        transpose_k ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
     return t->output(0);
   };
   auto layer_norm = [&](const std::string& in, const std::string& name) {
-    auto* n = g.node("LayerNormalization",
-                     {in, g.weight(name + ".gamma", {hidden}, 1.0f),
-                      g.weight(name + ".beta", {hidden}, 0.01f)},
-                     name);
+    auto* n = g.node(
+        "LayerNormalization",
+        {in, g.weight(name + ".gamma", {hidden}, 1.0f), g.weight(name + ".beta", {hidden}, 0.01f)},
+        name);
     GraphBuilder::attr(n, "axis", int64_t{-1});
     return n->output(0);
   };
@@ -181,15 +184,15 @@ std::string transformer_block_model_bytes() {
   std::string k = split_heads(linear("x", "k", hidden, hidden), "k", true);
   std::string v = split_heads(linear("x", "v", hidden, hidden), "v", false);
   std::string scores = g.node("MatMul", {q, k}, "scores")->output(0);
-  scores = g.node("Div", {scores, g.scalar("sqrt_d", std::sqrt(float(head)))}, "scaled")
-               ->output(0);
+  scores = g.node("Div", {scores, g.scalar("sqrt_d", std::sqrt(float(head)))}, "scaled")->output(0);
   auto* sm = g.node("Softmax", {scores}, "probs");
   GraphBuilder::attr(sm, "axis", int64_t{-1});
   std::string ctx = g.node("MatMul", {"probs", v}, "context")->output(0);
   auto* merge = g.node("Transpose", {ctx}, "context.t");
   GraphBuilder::attr(merge, "perm", {0, 2, 1, 3});
-  ctx = g.node("Reshape", {"context.t", g.ints("context.shape", {1, seq, hidden})},
-               "context.merged")->output(0);
+  ctx =
+      g.node("Reshape", {"context.t", g.ints("context.shape", {1, seq, hidden})}, "context.merged")
+          ->output(0);
   std::string attn = linear(ctx, "o", hidden, hidden);
   std::string h = layer_norm(g.node("Add", {"x", attn}, "residual1")->output(0), "ln1");
 

@@ -41,13 +41,12 @@ std::string large_model() {
                         i == 0 ? "x" : fmt::format("h{}", i - 1));
   body += fmt::format("y = Identity(h{})\n", kLayers - 1);
   ::onnx::ModelProto proto;
-  auto status = ::onnx::OnnxParser::Parse(
-      proto, fmt::format(R"(
+  auto status = ::onnx::OnnxParser::Parse(proto, fmt::format(R"(
         <ir_version: 8, opset_import: ["" : 17]>
         large (float[{0},{1}] x) => (float[{0},{1}] y) {{ {2} }}
       )",
-                         kBatch, kWidth, body)
-                 .c_str());
+                                                             kBatch, kWidth, body)
+                                                     .c_str());
   if (!status.IsOK()) fail("failed to build the large model: {}", status.ErrorMessage());
   std::mt19937 rng(42);
   std::normal_distribution<float> normal(0.0f, 1.0f / 22.6f);  // ~ 1/sqrt(512): stable scale

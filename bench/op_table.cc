@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -112,9 +112,12 @@ int main(int argc, char** argv) {
   std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--rounds") rounds = std::max(1, std::stoi(value));
-    else if (flag == "--iterations") iterations = std::max(1, std::stoi(value));
-    else if (flag == "--only") only = "," + value + ",";
+    if (flag == "--rounds")
+      rounds = std::max(1, std::stoi(value));
+    else if (flag == "--iterations")
+      iterations = std::max(1, std::stoi(value));
+    else if (flag == "--only")
+      only = "," + value + ",";
     else if (flag == "--threads") {
       thread_counts.clear();
       for (size_t p = 0; p < value.size();) {
@@ -123,15 +126,18 @@ int main(int argc, char** argv) {
         p = q == std::string::npos ? value.size() : q + 1;
       }
     } else {
-      std::fprintf(stderr, "unknown option '%s'; valid: --rounds, --iterations, --threads, "
-                   "--only\n", flag.c_str());
+      std::fprintf(stderr,
+                   "unknown option '%s'; valid: --rounds, --iterations, --threads, "
+                   "--only\n",
+                   flag.c_str());
       return 2;
     }
   }
   logger().set_severity(Severity::kWarning);
-  std::printf("| op | threads | reference ms | ONNX Runtime ms | memcpy ms | ref / ORT | "
-              "ref / ORT, CPU time | ref / memcpy | ORT / memcpy | old glibc loop / ref, CPU "
-              "time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| op | threads | reference ms | ONNX Runtime ms | memcpy ms | ref / ORT | "
+      "ref / ORT, CPU time | ref / memcpy | ORT / memcpy | old glibc loop / ref, CPU "
+      "time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::vector<char> src(4 << 20, 1), dst(4 << 20);
   try {
     for (const Op& op : ops()) {
@@ -181,10 +187,9 @@ int main(int argc, char** argv) {
         }
         const std::string speedup =
             old_ref.empty() ? "" : std::to_string(median(old_ref)).substr(0, 4);
-        std::printf("| %s | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %.1f | %s |\n",
-                    op.name, threads, median(ref_ms), median(ort_ms), median(copy_ms),
-                    median(ref_ort), median(ref_ort_cpu), median(ref_copy), median(ort_copy),
-                    speedup.c_str());
+        std::printf("| %s | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %.1f | %s |\n", op.name,
+                    threads, median(ref_ms), median(ort_ms), median(copy_ms), median(ref_ort),
+                    median(ref_ort_cpu), median(ref_copy), median(ort_copy), speedup.c_str());
         std::fflush(stdout);
       }
     }

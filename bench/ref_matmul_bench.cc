@@ -75,9 +75,9 @@ void BM_MatMul(benchmark::State& state) {
     TensorMap out = runner.infer(feed);
     benchmark::DoNotOptimize(out);
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      2.0 * kSize * kSize * kSize * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * kSize * kSize * kSize * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
   set_num_threads(0);
 }
 

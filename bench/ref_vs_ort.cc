@@ -56,12 +56,18 @@ int main(int argc, char** argv) {
   int threads = 1, iterations = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--model") model_name = value;
-    else if (flag == "--runner") runner_name = value;
-    else if (flag == "--threads") threads = std::stoi(value);
-    else if (flag == "--iterations") iterations = std::stoi(value);
-    else if (flag == "--save") save_path = value;
-    else return usage();
+    if (flag == "--model")
+      model_name = value;
+    else if (flag == "--runner")
+      runner_name = value;
+    else if (flag == "--threads")
+      threads = std::stoi(value);
+    else if (flag == "--iterations")
+      iterations = std::stoi(value);
+    else if (flag == "--save")
+      save_path = value;
+    else
+      return usage();
   }
   std::string bytes;
   Shape input_shape;
@@ -102,9 +108,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < iterations; ++i) {
       auto start = std::chrono::steady_clock::now();
       runner->infer(feed);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             start)
-                       .count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
     }
     std::sort(ms.begin(), ms.end());
     std::printf("%s %s threads=%d median_ms=%.2f peak_rss_mb=%.1f\n", model_name.c_str(),

@@ -45,20 +45,29 @@ using MpfrFn = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
 struct Function {
   const char* name;  // the op, or GeluTanh
   double (*old)(double);
-  int raw = -1;               // the vmath::Fn of a single function, else -1
-  MpfrFn exact = nullptr;     // its MPFR counterpart
+  int raw = -1;            // the vmath::Fn of a single function, else -1
+  MpfrFn exact = nullptr;  // its MPFR counterpart
 };
 
-#define SINGLE(Op, fn, F, m) \
-  Function { #Op, [](double v) { return std::fn(v); }, static_cast<int>(Fn::F), m }
+#define SINGLE(Op, fn, F, m)                                               \
+  Function {                                                               \
+#Op, [](double v) { return std::fn(v); }, static_cast < int>(Fn::F), m \
+  }
 const Function kFunctions[] = {
-    SINGLE(Exp, exp, kExp, mpfr_exp),       SINGLE(Log, log, kLog, mpfr_log),
-    SINGLE(Sin, sin, kSin, mpfr_sin),       SINGLE(Cos, cos, kCos, mpfr_cos),
-    SINGLE(Tan, tan, kTan, mpfr_tan),       SINGLE(Asin, asin, kAsin, mpfr_asin),
-    SINGLE(Acos, acos, kAcos, mpfr_acos),   SINGLE(Atan, atan, kAtan, mpfr_atan),
-    SINGLE(Sinh, sinh, kSinh, mpfr_sinh),   SINGLE(Cosh, cosh, kCosh, mpfr_cosh),
-    SINGLE(Asinh, asinh, kAsinh, mpfr_asinh), SINGLE(Acosh, acosh, kAcosh, mpfr_acosh),
-    SINGLE(Atanh, atanh, kAtanh, mpfr_atanh), SINGLE(Tanh, tanh, kTanh, mpfr_tanh),
+    SINGLE(Exp, exp, kExp, mpfr_exp),
+    SINGLE(Log, log, kLog, mpfr_log),
+    SINGLE(Sin, sin, kSin, mpfr_sin),
+    SINGLE(Cos, cos, kCos, mpfr_cos),
+    SINGLE(Tan, tan, kTan, mpfr_tan),
+    SINGLE(Asin, asin, kAsin, mpfr_asin),
+    SINGLE(Acos, acos, kAcos, mpfr_acos),
+    SINGLE(Atan, atan, kAtan, mpfr_atan),
+    SINGLE(Sinh, sinh, kSinh, mpfr_sinh),
+    SINGLE(Cosh, cosh, kCosh, mpfr_cosh),
+    SINGLE(Asinh, asinh, kAsinh, mpfr_asinh),
+    SINGLE(Acosh, acosh, kAcosh, mpfr_acosh),
+    SINGLE(Atanh, atanh, kAtanh, mpfr_atanh),
+    SINGLE(Tanh, tanh, kTanh, mpfr_tanh),
     SINGLE(Erf, erf, kErf, mpfr_erf),
     Function{"Sigmoid", [](double v) { return 1.0 / (1.0 + std::exp(-v)); }},
     Function{"Softplus", [](double v) { return softplus(v); }},
@@ -120,8 +129,7 @@ Counts check(const Function& f, double seconds, int threads) {
     for (;;) {
       const int64_t k = next.fetch_add(1);
       if (k >= kBlocks) break;
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
-          seconds)
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds)
         break;
       // Block k of a scattered order (an odd stride is a permutation of 0..4095).
       const uint64_t block = static_cast<uint64_t>(k * 2654435761LL) % kBlocks;
@@ -182,13 +190,16 @@ int main_impl(int argc, char** argv) {
   std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--seconds") seconds = std::stod(argv[i + 1]);
-    else if (a == "--threads") threads = std::max(1, std::stoi(argv[i + 1]));
-    else if (a == "--only") only = "," + std::string(argv[i + 1]) + ",";
+    if (a == "--seconds")
+      seconds = std::stod(argv[i + 1]);
+    else if (a == "--threads")
+      threads = std::max(1, std::stoi(argv[i + 1]));
+    else if (a == "--only")
+      only = "," + std::string(argv[i + 1]) + ",";
     else if (a == "--isa") {
       const std::string n = argv[i + 1];
-      ref::vmath::force_isa(n == "sse2" ? ref::vmath::Isa::kSse2
-                            : n == "avx2" ? ref::vmath::Isa::kAvx2
+      ref::vmath::force_isa(n == "sse2"      ? ref::vmath::Isa::kSse2
+                            : n == "avx2"    ? ref::vmath::Isa::kAvx2
                             : n == "avx512f" ? ref::vmath::Isa::kAvx512
                                              : ref::vmath::Isa::kAuto);
     } else {
@@ -200,19 +211,18 @@ int main_impl(int argc, char** argv) {
   set_num_threads(1);  // the tool's own threads split the inputs
   std::printf("code path %s, %d threads, %.0f s per function at most\n",
               ref::vmath::isa_name(ref::vmath::active_isa()), threads, seconds);
-  std::printf("| function | inputs checked | new != old | SLEEF alone != glibc | of those, glibc "
-              "correctly rounded | SLEEF correctly rounded |\n|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| function | inputs checked | new != old | SLEEF alone != glibc | of those, glibc "
+      "correctly rounded | SLEEF correctly rounded |\n|---|---:|---:|---:|---:|---:|\n");
   int status = 0;
   for (const Function& f : kFunctions) {
-    if (!only.empty() && only.find("," + std::string(f.name) + ",") == std::string::npos)
-      continue;
+    if (!only.empty() && only.find("," + std::string(f.name) + ",") == std::string::npos) continue;
     const Counts c = check(f, seconds, threads);
     const double pct = 100.0 * static_cast<double>(c.checked) / 4294967296.0;
     if (f.raw >= 0)
       std::printf("| %s | %lld (%.1f%%) | %lld | %lld | %lld | %lld |\n", f.name,
                   static_cast<long long>(c.checked), pct, static_cast<long long>(c.differ),
-                  static_cast<long long>(c.raw_differ),
-                  static_cast<long long>(c.raw_glibc_right),
+                  static_cast<long long>(c.raw_differ), static_cast<long long>(c.raw_glibc_right),
                   static_cast<long long>(c.raw_sleef_right));
     else
       std::printf("| %s | %lld (%.1f%%) | %lld | | | |\n", f.name,

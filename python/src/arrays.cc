@@ -22,25 +22,41 @@ PyRef make_py_ref(py::object obj) {
 
 py::dtype numpy_dtype(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return py::dtype("float32");
-    case DataType::kFloat64: return py::dtype("float64");
-    case DataType::kFloat16: return py::dtype("float16");
-    case DataType::kInt8: return py::dtype("int8");
-    case DataType::kInt16: return py::dtype("int16");
-    case DataType::kInt32: return py::dtype("int32");
-    case DataType::kInt64: return py::dtype("int64");
-    case DataType::kUInt8: return py::dtype("uint8");
-    case DataType::kUInt16: return py::dtype("uint16");
-    case DataType::kUInt32: return py::dtype("uint32");
-    case DataType::kUInt64: return py::dtype("uint64");
-    case DataType::kBool: return py::dtype("bool");
-    case DataType::kComplex64: return py::dtype("complex64");
-    case DataType::kComplex128: return py::dtype("complex128");
-    case DataType::kString: return py::dtype("O");
+    case DataType::kFloat32:
+      return py::dtype("float32");
+    case DataType::kFloat64:
+      return py::dtype("float64");
+    case DataType::kFloat16:
+      return py::dtype("float16");
+    case DataType::kInt8:
+      return py::dtype("int8");
+    case DataType::kInt16:
+      return py::dtype("int16");
+    case DataType::kInt32:
+      return py::dtype("int32");
+    case DataType::kInt64:
+      return py::dtype("int64");
+    case DataType::kUInt8:
+      return py::dtype("uint8");
+    case DataType::kUInt16:
+      return py::dtype("uint16");
+    case DataType::kUInt32:
+      return py::dtype("uint32");
+    case DataType::kUInt64:
+      return py::dtype("uint64");
+    case DataType::kBool:
+      return py::dtype("bool");
+    case DataType::kComplex64:
+      return py::dtype("complex64");
+    case DataType::kComplex128:
+      return py::dtype("complex128");
+    case DataType::kString:
+      return py::dtype("O");
     default:
-      fail("failed to convert element type {} to a NumPy dtype: NumPy has no such type; "
-           "supported are float16/32/64, int8-64, uint8-64, bool, complex and string",
-           dtype_name(t));
+      fail(
+          "failed to convert element type {} to a NumPy dtype: NumPy has no such type; "
+          "supported are float16/32/64, int8-64, uint8-64, bool, complex and string",
+          dtype_name(t));
   }
 }
 
@@ -65,13 +81,18 @@ std::optional<DataType> dtype_from_numpy(const py::dtype& d) {
       if (size == 4) return DataType::kUInt32;
       if (size == 8) return DataType::kUInt64;
       return std::nullopt;
-    case 'b': return DataType::kBool;
+    case 'b':
+      return DataType::kBool;
     case 'c':
       if (size == 8) return DataType::kComplex64;
       if (size == 16) return DataType::kComplex128;
       return std::nullopt;
-    case 'U': case 'S': case 'O': return DataType::kString;
-    default: return std::nullopt;
+    case 'U':
+    case 'S':
+    case 'O':
+      return DataType::kString;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -82,9 +103,10 @@ DataType dtype_from_object(py::handle obj) {
   }
   py::dtype d = py::dtype::from_args(py::reinterpret_borrow<py::object>(obj));
   if (auto t = dtype_from_numpy(d)) return *t;
-  fail("failed to use dtype '{}': Parity has no such element type; use a NumPy numeric, bool "
-       "or string dtype",
-       std::string(py::str(obj)));
+  fail(
+      "failed to use dtype '{}': Parity has no such element type; use a NumPy numeric, bool "
+      "or string dtype",
+      std::string(py::str(obj)));
 }
 
 namespace {
@@ -95,12 +117,15 @@ Tensor strings_from_array(const py::array& arr, const Shape& shape, const std::s
   py::object flat = arr.attr("ravel")();
   ssize_t i = 0;
   for (py::handle item : flat) {
-    if (py::isinstance<py::bytes>(item)) out[i] = item.cast<std::string>();
-    else if (py::isinstance<py::str>(item)) out[i] = item.cast<std::string>();
+    if (py::isinstance<py::bytes>(item))
+      out[i] = item.cast<std::string>();
+    else if (py::isinstance<py::str>(item))
+      out[i] = item.cast<std::string>();
     else
-      fail("failed to convert {} to a string tensor with element {}: an object array must hold "
-           "str or bytes",
-           what, std::string(py::repr(item)));
+      fail(
+          "failed to convert {} to a string tensor with element {}: an object array must hold "
+          "str or bytes",
+          what, std::string(py::repr(item)));
     ++i;
   }
   return t;
@@ -117,9 +142,10 @@ Tensor tensor_from_array(py::handle obj, const std::string& what) {
   }
   std::optional<DataType> dtype = dtype_from_numpy(arr.dtype());
   if (!dtype)
-    fail("failed to convert {} with dtype {}: Parity has no such element type; use a numeric, "
-         "bool or string array",
-         what, std::string(py::str(arr.dtype())));
+    fail(
+        "failed to convert {} with dtype {}: Parity has no such element type; use a numeric, "
+        "bool or string array",
+        what, std::string(py::str(arr.dtype())));
   Shape shape(arr.shape(), arr.shape() + arr.ndim());
   if (*dtype == DataType::kString) return strings_from_array(arr, shape, what);
   const bool native = arr.dtype().attr("isnative").cast<bool>();
@@ -141,8 +167,8 @@ py::array array_from_tensor(const Tensor& t) {
     py::list items;
     const std::string* s = t.data<std::string>();
     for (int64_t i = 0; i < t.numel(); ++i) {
-      PyObject* u = PyUnicode_DecodeUTF8(s[i].data(), static_cast<ssize_t>(s[i].size()),
-                                         "surrogateescape");
+      PyObject* u =
+          PyUnicode_DecodeUTF8(s[i].data(), static_cast<ssize_t>(s[i].size()), "surrogateescape");
       if (!u) throw py::error_already_set();
       items.append(py::reinterpret_steal<py::str>(u));
     }
@@ -181,9 +207,12 @@ TensorMap tensors_from_dict(py::handle feed, const std::string& what) {
 py::list dims_to_list(const DimList& dims) {
   py::list out;
   for (const Dim& d : dims) {
-    if (d.is_fixed()) out.append(d.value);
-    else if (d.is_symbolic()) out.append(d.param);
-    else out.append(py::none());
+    if (d.is_fixed())
+      out.append(d.value);
+    else if (d.is_symbolic())
+      out.append(d.param);
+    else
+      out.append(py::none());
   }
   return out;
 }
@@ -191,8 +220,10 @@ py::list dims_to_list(const DimList& dims) {
 DimList dims_from_object(py::handle shape) {
   DimList dims;
   for (py::handle d : shape) {
-    if (d.is_none()) dims.push_back(Dim::unknown());
-    else if (py::isinstance<py::str>(d)) dims.push_back(Dim::symbolic(d.cast<std::string>()));
+    if (d.is_none())
+      dims.push_back(Dim::unknown());
+    else if (py::isinstance<py::str>(d))
+      dims.push_back(Dim::symbolic(d.cast<std::string>()));
     else {
       const int64_t v = d.cast<int64_t>();
       dims.push_back(v < 0 ? Dim::unknown() : Dim::fixed(v));
@@ -229,8 +260,8 @@ void bind_arrays(py::module_& m) {
       .def(py::init<>())
       .def(
           "add",
-          [](TensorMetadata& self, const std::string& name, py::object dtype, py::object shape)
-              -> TensorMetadata& {
+          [](TensorMetadata& self, const std::string& name, py::object dtype,
+             py::object shape) -> TensorMetadata& {
             std::optional<DataType> t;
             if (!dtype.is_none()) t = dtype_from_object(dtype);
             std::optional<DimList> dims;
@@ -249,16 +280,17 @@ void bind_arrays(py::module_& m) {
              return *t;
            })
       .def("keys", &TensorMetadata::names)
-      .def("__iter__",
-           [](const TensorMetadata& self) { return py::iter(py::cast(self.names())); })
-      .def("values", [](const TensorMetadata& self) {
-        return std::vector<TensorMeta>(self.begin(), self.end());
-      })
-      .def("items", [](const TensorMetadata& self) {
-        py::list out;
-        for (const auto& t : self) out.append(py::make_tuple(t.name, t));
-        return out;
-      })
+      .def("__iter__", [](const TensorMetadata& self) { return py::iter(py::cast(self.names())); })
+      .def("values",
+           [](const TensorMetadata& self) {
+             return std::vector<TensorMeta>(self.begin(), self.end());
+           })
+      .def("items",
+           [](const TensorMetadata& self) {
+             py::list out;
+             for (const auto& t : self) out.append(py::make_tuple(t.name, t));
+             return out;
+           })
       .def("__str__", &TensorMetadata::str)
       .def("__repr__", &TensorMetadata::str);
 }

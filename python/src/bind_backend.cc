@@ -10,8 +10,7 @@ namespace parity::python {
 
 namespace {
 
-onnx_io::LoadOptions load_options(const std::string& external_data_dir,
-                                  bool ignore_external_data) {
+onnx_io::LoadOptions load_options(const std::string& external_data_dir, bool ignore_external_data) {
   onnx_io::LoadOptions o;
   o.external_data_dir = external_data_dir;
   o.ignore_external_data = ignore_external_data;
@@ -59,23 +58,20 @@ void bind_backend(py::module_& m) {
   // The loaders' work, done at once (the Python loader classes call these from call_impl).
   m.def(
       "onnx_from_path",
-      [](const std::string& path, const std::string& external_data_dir,
-         bool ignore_external_data) {
+      [](const std::string& path, const std::string& external_data_dir, bool ignore_external_data) {
         py::gil_scoped_release nogil;
         return OnnxFromPath(path, load_options(external_data_dir, ignore_external_data))();
       },
       py::arg("path"), py::arg("external_data_dir") = "", py::arg("ignore_external_data") = false);
   m.def(
       "onnx_from_bytes",
-      [](const py::bytes& bytes, const std::string& external_data_dir,
-         bool ignore_external_data) {
+      [](const py::bytes& bytes, const std::string& external_data_dir, bool ignore_external_data) {
         std::string data = bytes;
         py::gil_scoped_release nogil;
         return OnnxFromBytes(Loader<std::string>(std::move(data)),
                              load_options(external_data_dir, ignore_external_data))();
       },
-      py::arg("bytes"), py::arg("external_data_dir") = "",
-      py::arg("ignore_external_data") = false);
+      py::arg("bytes"), py::arg("external_data_dir") = "", py::arg("ignore_external_data") = false);
   m.def("bytes_from_onnx", [](const ModelPtr& model) {
     std::string bytes;
     {
@@ -102,8 +98,7 @@ void bind_backend(py::module_& m) {
       .def_property_readonly("is_active", &Runner::is_active)
       .def("activate", &Runner::activate, py::call_guard<py::gil_scoped_release>())
       .def("deactivate", &Runner::deactivate, py::call_guard<py::gil_scoped_release>())
-      .def("get_input_metadata", &Runner::input_metadata,
-           py::call_guard<py::gil_scoped_release>())
+      .def("get_input_metadata", &Runner::input_metadata, py::call_guard<py::gil_scoped_release>())
       .def("last_inference_time", &Runner::last_inference_time)
       .def(
           "infer",
@@ -138,9 +133,9 @@ void bind_backend(py::module_& m) {
       [](py::object model, std::vector<std::string> providers,
          std::vector<std::string> provider_options, std::string lib_path, int intra_op_threads,
          int graph_optimization_level, std::vector<std::string> custom_op_libs) {
-        OrtOptions options = ort_options(std::move(providers), std::move(provider_options),
-                                         std::move(lib_path), intra_op_threads,
-                                         graph_optimization_level, std::move(custom_op_libs));
+        OrtOptions options =
+            ort_options(std::move(providers), std::move(provider_options), std::move(lib_path),
+                        intra_op_threads, graph_optimization_level, std::move(custom_op_libs));
         Loader<OrtSessionPtr> session;
         if (py::isinstance<py::str>(model)) {
           session = SessionFromOnnxPath(model.cast<std::string>(), options);
@@ -153,8 +148,7 @@ void bind_backend(py::module_& m) {
         return session();
       },
       py::arg("model"), py::arg("providers"), py::arg("provider_options"), py::arg("lib_path"),
-      py::arg("intra_op_threads"), py::arg("graph_optimization_level"),
-      py::arg("custom_op_libs"));
+      py::arg("intra_op_threads"), py::arg("graph_optimization_level"), py::arg("custom_op_libs"));
 
   m.def(
       "make_onnxrt_runner",
@@ -170,8 +164,7 @@ void bind_backend(py::module_& m) {
         ref::PluginInfo info = ref::load_plugin(path);
         return info.ops;
       },
-      py::arg("path"),
-      "Loads a C++ op plugin (plugin_api.h) and returns the ops it registered.");
+      py::arg("path"), "Loads a C++ op plugin (plugin_api.h) and returns the ops it registered.");
 }
 
 }  // namespace parity::python

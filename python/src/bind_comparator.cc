@@ -54,14 +54,15 @@ CompareFunc compare_func_from_object(py::object obj) {
     for (py::handle item : result.attr("items")()) {
       auto kv = item.cast<py::tuple>();
       OutputCompareResult r;
-      if (py::isinstance<OutputCompareResult>(kv[1])) r = kv[1].cast<OutputCompareResult>();
-      else r.passed = py::bool_(kv[1]);
+      if (py::isinstance<OutputCompareResult>(kv[1]))
+        r = kv[1].cast<OutputCompareResult>();
+      else
+        r.passed = py::bool_(kv[1]);
       out.emplace_back(py::str(kv[0]), r);
     }
     return out;
   };
 }
-
 
 DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::object metadata,
                                       py::object val_range) {
@@ -74,8 +75,8 @@ DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::obj
   if (!metadata.is_none()) o.input_metadata = metadata.cast<TensorMetadata>();
   auto range = [](py::handle r) {
     auto t = r.cast<py::sequence>();
-    if (t.size() != 2) fail_usage("failed to read val_range {}: give (min, max)",
-                                  std::string(py::repr(r)));
+    if (t.size() != 2)
+      fail_usage("failed to read val_range {}: give (min, max)", std::string(py::repr(r)));
     ValueRange v;
     if (!t[0].is_none()) v.min = t[0].cast<double>();
     if (!t[1].is_none()) v.max = t[1].cast<double>();
@@ -107,13 +108,13 @@ ErrorStat to_error_stat(py::handle h) { return error_stat_from_name(h.cast<std::
 
 void bind_comparator(py::module_& m) {
   py::class_<CompareFuncHandle>(m, "CompareFuncHandle")
-      .def("__call__", [](const CompareFuncHandle& self, const IterationResult& a,
-                          const IterationResult& b) {
-        IterationCompareResult r = self.fn(a, b);
-        py::dict out;
-        for (const auto& [name, res] : r) out[py::str(name)] = res;
-        return out;
-      });
+      .def("__call__",
+           [](const CompareFuncHandle& self, const IterationResult& a, const IterationResult& b) {
+             IterationCompareResult r = self.fn(a, b);
+             py::dict out;
+             for (const auto& [name, res] : r) out[py::str(name)] = res;
+             return out;
+           });
 
   m.def(
       "compare_func_simple",
@@ -124,15 +125,14 @@ void bind_comparator(py::module_& m) {
         o.rtol = per_output<double>(rtol, 1e-5, to_double);
         o.atol = per_output<double>(atol, 1e-5, to_double);
         o.fail_fast = fail_fast;
-        o.check_error_stat = per_output<ErrorStat>(check_error_stat, ErrorStat::kElemwise,
-                                                   to_error_stat);
+        o.check_error_stat =
+            per_output<ErrorStat>(check_error_stat, ErrorStat::kElemwise, to_error_stat);
         o.infinities_compare_equal = infinities_compare_equal;
         o.error_quantile = per_output<double>(error_quantile, 0.99, to_double);
         return CompareFuncHandle{compare_func::simple(o)};
       },
       py::arg("check_shapes"), py::arg("rtol"), py::arg("atol"), py::arg("fail_fast"),
-      py::arg("check_error_stat"), py::arg("infinities_compare_equal"),
-      py::arg("error_quantile"));
+      py::arg("check_error_stat"), py::arg("infinities_compare_equal"), py::arg("error_quantile"));
 
   m.def(
       "compare_func_indices",
@@ -193,8 +193,7 @@ void bind_comparator(py::module_& m) {
   });
 
   py::class_<FeedSource>(m, "FeedSource");
-  py::class_<DataLoader, FeedSource>(m, "DataLoader",
-                                     "Generates Polygraphy's inputs bit for bit.")
+  py::class_<DataLoader, FeedSource>(m, "DataLoader", "Generates Polygraphy's inputs bit for bit.")
       .def(py::init([](uint32_t seed, int64_t iterations, py::object input_metadata,
                        py::object val_range) {
              return DataLoader(data_loader_options(seed, iterations, input_metadata, val_range));
@@ -234,8 +233,8 @@ void bind_comparator(py::module_& m) {
         }
         return results;
       },
-      py::arg("runners"), py::arg("data_loader"), py::arg("warm_up"),
-      py::arg("save_inputs_path"), py::arg("strict_inputs") = false);
+      py::arg("runners"), py::arg("data_loader"), py::arg("warm_up"), py::arg("save_inputs_path"),
+      py::arg("strict_inputs") = false);
 
   m.def(
       "comparator_compare_accuracy",
@@ -251,9 +250,8 @@ void bind_comparator(py::module_& m) {
       py::arg("run_results"), py::arg("fail_fast"), py::arg("comparisons"),
       py::arg("compare_func"));
 
-  m.def("comparator_validate", &Comparator::validate, py::arg("run_results"),
-        py::arg("check_inf"), py::arg("check_nan"), py::arg("fail_fast"),
-        py::call_guard<py::gil_scoped_release>());
+  m.def("comparator_validate", &Comparator::validate, py::arg("run_results"), py::arg("check_inf"),
+        py::arg("check_nan"), py::arg("fail_fast"), py::call_guard<py::gil_scoped_release>());
 
   m.def("comparator_default_comparisons", &Comparator::default_comparisons);
 

@@ -1,11 +1,11 @@
 // The backend registry and layer-wise comparison from Python: the same library calls the CLI
 // makes for `--onnx-outputs mark all`, the same summary lines, and the HTML report.
 #include "backend/plugins.h"
-#include "cli/parse_util.h"
 #include "backend/registry.h"
+#include "cli/parse_util.h"
 #include "layerwise/layerwise_comparator.h"
-#include "report/html_report.h"
 #include "py_util.h"
+#include "report/html_report.h"
 
 namespace parity::python {
 
@@ -28,9 +28,10 @@ BackendOptionValues option_values(const Backend& backend, const py::dict& option
         std::replace(n.begin(), n.end(), '-', '_');
         valid.push_back(n);
       }
-      fail_usage("failed to configure backend '{}' with option '{}': it has no such option; "
-                 "valid choices are [{}]",
-                 backend.name, std::string(py::str(key)), fmt::join(valid, ", "));
+      fail_usage(
+          "failed to configure backend '{}' with option '{}': it has no such option; "
+          "valid choices are [{}]",
+          backend.name, std::string(py::str(key)), fmt::join(valid, ", "));
     }
     std::vector<std::string> list;
     if (py::isinstance<py::bool_>(value)) {
@@ -42,11 +43,9 @@ BackendOptionValues option_values(const Backend& backend, const py::dict& option
     }
     if (!option->choices.empty())
       for (const auto& v : list)
-        if (std::find(option->choices.begin(), option->choices.end(), v) ==
-            option->choices.end())
+        if (std::find(option->choices.begin(), option->choices.end(), v) == option->choices.end())
           fail_usage("failed to configure backend '{}' with {}='{}': valid choices are [{}]",
-                     backend.name, std::string(py::str(key)), v,
-                     fmt::join(option->choices, ", "));
+                     backend.name, std::string(py::str(key)), v, fmt::join(option->choices, ", "));
     values.set(name, std::move(list));
   }
   return values;
@@ -55,35 +54,37 @@ BackendOptionValues option_values(const Backend& backend, const py::dict& option
 ConfiguredBackend configure(const std::string& name, const py::dict& options) {
   const Backend* backend = BackendRegistry::global().find_flag(name);
   if (!backend)
-    fail_usage("failed to find backend '{}': no backend of that name is registered; valid "
-               "choices are {}",
-               name, BackendRegistry::global().names());
+    fail_usage(
+        "failed to find backend '{}': no backend of that name is registered; valid "
+        "choices are {}",
+        name, BackendRegistry::global().names());
   return ConfiguredBackend{backend, backend->configure(option_values(*backend, options))};
 }
 
-TensorCompareOptions compare_options(const std::string& metric, py::object atol,
-                                     py::object rtol, py::object check_error_stat,
-                                     py::object error_quantile, bool infinities_compare_equal,
-                                     bool check_shapes, py::object l2_tolerance,
+TensorCompareOptions compare_options(const std::string& metric, py::object atol, py::object rtol,
+                                     py::object check_error_stat, py::object error_quantile,
+                                     bool infinities_compare_equal, bool check_shapes,
+                                     py::object l2_tolerance,
                                      py::object cosine_similarity_threshold,
                                      py::object psnr_tolerance, py::object snr_tolerance) {
   TensorCompareOptions o;
-  if (metric == "distance") o.metric = CompareMetric::kDistance;
-  else if (metric == "quality") o.metric = CompareMetric::kQuality;
+  if (metric == "distance")
+    o.metric = CompareMetric::kDistance;
+  else if (metric == "quality")
+    o.metric = CompareMetric::kQuality;
   else if (metric != "simple")
-    fail_usage("failed to compare layer-wise with compare='{}': valid choices are simple, "
-               "distance, quality",
-               metric);
+    fail_usage(
+        "failed to compare layer-wise with compare='{}': valid choices are simple, "
+        "distance, quality",
+        metric);
   o.atol = per_output<double>(atol, 1e-5, to_double);
   o.rtol = per_output<double>(rtol, 1e-5, to_double);
-  o.check_error_stat = per_output<ErrorStat>(check_error_stat, ErrorStat::kElemwise,
-                                             to_error_stat);
+  o.check_error_stat = per_output<ErrorStat>(check_error_stat, ErrorStat::kElemwise, to_error_stat);
   o.error_quantile = per_output<double>(error_quantile, 0.99, to_double);
   o.infinities_compare_equal = infinities_compare_equal;
   o.check_shapes = check_shapes;
   o.l2_tolerance = per_output<double>(l2_tolerance, 1e-5, to_double);
-  o.cosine_similarity_threshold = per_output<double>(cosine_similarity_threshold, 0.997,
-                                                     to_double);
+  o.cosine_similarity_threshold = per_output<double>(cosine_similarity_threshold, 0.997, to_double);
   o.psnr_tolerance = per_output<double>(psnr_tolerance, 30.0, to_double);
   o.snr_tolerance = per_output<double>(snr_tolerance, 20.0, to_double);
   return o;
@@ -141,7 +142,8 @@ void bind_layerwise(py::module_& m) {
       [](const std::string& what, py::object size) -> size_t {
         if (py::isinstance<py::int_>(size)) {
           const long long v = size.cast<long long>();
-          if (v < 1) fail_usage("failed to use {}={}: a size is a positive number of bytes", what, v);
+          if (v < 1)
+            fail_usage("failed to use {}={}: a size is a positive number of bytes", what, v);
           return static_cast<size_t>(v);
         }
         return cli::parse_byte_size(what, py::str(size));
@@ -186,10 +188,9 @@ void bind_layerwise(py::module_& m) {
       .def_readonly("path", &LayerwiseResult::path)
       .def_readonly("total_nodes", &LayerwiseResult::total_nodes)
       .def_property_readonly("passed", &LayerwiseResult::passed)
-      .def_property_readonly("first_divergence",
-                             [](const LayerwiseResult& r) {
-                               return node_or_none(r, r.first_divergence);
-                             })
+      .def_property_readonly(
+          "first_divergence",
+          [](const LayerwiseResult& r) { return node_or_none(r, r.first_divergence); })
       .def_property_readonly("top_local", [](const LayerwiseResult& r) {
         py::list out;
         for (size_t i : r.top_local) out.append(py::cast(r.nodes[i]));
@@ -213,19 +214,17 @@ void bind_layerwise(py::module_& m) {
   m.def(
       "layerwise_compare",
       [](py::object model, const std::string& reference, py::dict reference_options,
-         py::object other, py::dict other_options, py::object data_loader,
-         py::object outputs, py::object exclude, const std::string& metric, py::object atol,
-         py::object rtol, py::object check_error_stat, py::object error_quantile,
-         bool infinities_compare_equal, bool check_shapes, py::object l2_tolerance,
-         py::object cosine_similarity_threshold, py::object psnr_tolerance,
-         py::object snr_tolerance, size_t mark_budget, bool local_error, bool other_is_first) {
-        ModelPtr loaded =
-            loader_from_object<ModelPtr>(std::move(model), "a parity.Model")();
+         py::object other, py::dict other_options, py::object data_loader, py::object outputs,
+         py::object exclude, const std::string& metric, py::object atol, py::object rtol,
+         py::object check_error_stat, py::object error_quantile, bool infinities_compare_equal,
+         bool check_shapes, py::object l2_tolerance, py::object cosine_similarity_threshold,
+         py::object psnr_tolerance, py::object snr_tolerance, size_t mark_budget, bool local_error,
+         bool other_is_first) {
+        ModelPtr loaded = loader_from_object<ModelPtr>(std::move(model), "a parity.Model")();
         LayerwiseRunOptions options;
         options.comparison.compare = compare_options(
             metric, atol, rtol, check_error_stat, error_quantile, infinities_compare_equal,
-            check_shapes, l2_tolerance, cosine_similarity_threshold, psnr_tolerance,
-            snr_tolerance);
+            check_shapes, l2_tolerance, cosine_similarity_threshold, psnr_tolerance, snr_tolerance);
         options.comparison.budget_bytes = mark_budget;
         options.comparison.local_error = local_error;
         options.mark_all = outputs.is_none();
@@ -238,9 +237,10 @@ void bind_layerwise(py::module_& m) {
         if (py::isinstance<RunResults>(other)) {
           saved = other.cast<RunResults>();
           if (saved.size() != 1)
-            fail_usage("failed to compare layer-wise with saved results of {} runners: give "
-                       "the results of one runner",
-                       saved.size());
+            fail_usage(
+                "failed to compare layer-wise with saved results of {} runners: give "
+                "the results of one runner",
+                saved.size());
           source.saved = &saved[0];
         } else {
           source.backend = configure(py::str(other), other_options);
@@ -256,9 +256,9 @@ void bind_layerwise(py::module_& m) {
       py::arg("other_options"), py::arg("data_loader"), py::arg("outputs"), py::arg("exclude"),
       py::arg("compare"), py::arg("atol"), py::arg("rtol"), py::arg("check_error_stat"),
       py::arg("error_quantile"), py::arg("infinities_compare_equal"), py::arg("check_shapes"),
-      py::arg("l2_tolerance"), py::arg("cosine_similarity_threshold"),
-      py::arg("psnr_tolerance"), py::arg("snr_tolerance"), py::arg("mark_budget"),
-      py::arg("local_error"), py::arg("other_is_first"));
+      py::arg("l2_tolerance"), py::arg("cosine_similarity_threshold"), py::arg("psnr_tolerance"),
+      py::arg("snr_tolerance"), py::arg("mark_budget"), py::arg("local_error"),
+      py::arg("other_is_first"));
 }
 
 }  // namespace parity::python

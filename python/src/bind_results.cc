@@ -58,10 +58,8 @@ void bind_results(py::module_& m) {
            [](IterationResult& self, const std::string& name) {
              if (!self.outputs.erase(name)) throw py::key_error(name);
            })
-      .def("__contains__",
-           [](const IterationResult& self, const std::string& n) {
-             return self.outputs.contains(n);
-           })
+      .def("__contains__", [](const IterationResult& self,
+                              const std::string& n) { return self.outputs.contains(n); })
       .def("__len__", [](const IterationResult& self) { return self.outputs.size(); })
       .def("__iter__",
            [](const IterationResult& self) { return py::iter(py::cast(self.outputs.names())); })
@@ -97,43 +95,41 @@ void bind_results(py::module_& m) {
       .def(py::init<>())
       .def("__len__", &RunResults::size)
       .def("keys", &RunResults::keys)
-      .def(
-          "values",
-          [](py::object self) {
-            py::list out;
-            for (auto& [name, its] : self.cast<RunResults&>())
-              out.append(py::cast(&its, py::return_value_policy::reference_internal, self));
-            return out;
-          })
-      .def(
-          "items",
-          [](py::object self) {
-            py::list out;
-            for (auto& [name, its] : self.cast<RunResults&>())
-              out.append(py::make_tuple(
-                  name, py::cast(&its, py::return_value_policy::reference_internal, self)));
-            return out;
-          })
+      .def("values",
+           [](py::object self) {
+             py::list out;
+             for (auto& [name, its] : self.cast<RunResults&>())
+               out.append(py::cast(&its, py::return_value_policy::reference_internal, self));
+             return out;
+           })
+      .def("items",
+           [](py::object self) {
+             py::list out;
+             for (auto& [name, its] : self.cast<RunResults&>())
+               out.append(py::make_tuple(
+                   name, py::cast(&its, py::return_value_policy::reference_internal, self)));
+             return out;
+           })
       .def("__iter__", [](py::object self) { return py::iter(self.attr("items")()); })
-      .def(
-          "__getitem__",
-          [](py::object self, py::object key) -> py::object {
-            RunResults& r = self.cast<RunResults&>();
-            if (py::isinstance<py::int_>(key)) {
-              int64_t i = key.cast<int64_t>();
-              if (i < 0) i += static_cast<int64_t>(r.size());
-              if (i < 0 || i >= static_cast<int64_t>(r.size()))
-                throw py::index_error(fmt::format("RunResults index {} is out of range: it has "
-                                                  "{} runner(s)",
-                                                  key.cast<int64_t>(), r.size()));
-              auto it = r.begin() + i;
-              return py::make_tuple(
-                  it->first,
-                  py::cast(&it->second, py::return_value_policy::reference_internal, self));
-            }
-            return py::cast(&entry_by_name(r, key.cast<std::string>()),
-                            py::return_value_policy::reference_internal, self);
-          })
+      .def("__getitem__",
+           [](py::object self, py::object key) -> py::object {
+             RunResults& r = self.cast<RunResults&>();
+             if (py::isinstance<py::int_>(key)) {
+               int64_t i = key.cast<int64_t>();
+               if (i < 0) i += static_cast<int64_t>(r.size());
+               if (i < 0 || i >= static_cast<int64_t>(r.size()))
+                 throw py::index_error(
+                     fmt::format("RunResults index {} is out of range: it has "
+                                 "{} runner(s)",
+                                 key.cast<int64_t>(), r.size()));
+               auto it = r.begin() + i;
+               return py::make_tuple(
+                   it->first,
+                   py::cast(&it->second, py::return_value_policy::reference_internal, self));
+             }
+             return py::cast(&entry_by_name(r, key.cast<std::string>()),
+                             py::return_value_policy::reference_internal, self);
+           })
       .def("__setitem__",
            [](RunResults& self, const std::string& name, py::handle iterations) {
              self.set(name, iteration_list_from_object(iterations));
@@ -165,10 +161,8 @@ void bind_results(py::module_& m) {
           py::arg("out_list"), py::arg("runtime") = py::none(), py::arg("runner_name") = py::none())
       .def("to_json", [](const RunResults& self) { return io::run_results_to_json(self); })
       .def_static("from_json", &io::run_results_from_json)
-      .def("save",
-           [](const RunResults& self, const std::string& path) {
-             io::save_run_results(path, self);
-           })
+      .def("save", [](const RunResults& self,
+                      const std::string& path) { io::save_run_results(path, self); })
       .def_static("load", &io::load_run_results)
       .def("__repr__", [](const RunResults& self) {
         return fmt::format("RunResults(runners=[{}])", fmt::join(self.keys(), ", "));

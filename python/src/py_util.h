@@ -11,10 +11,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "core/loader.h"
 #include "comparator/compare.h"
 #include "comparator/data_loader.h"
 #include "comparator/struct.h"
+#include "core/loader.h"
 #include "core/metadata.h"
 #include "core/tensor.h"
 #include "onnx/loaders.h"

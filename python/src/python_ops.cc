@@ -32,12 +32,24 @@ py::dict attributes_of(const ref::OpContext& ctx) {
   for (const ir::Attribute& a : ctx.node().attributes) {
     py::object v;
     switch (a.type) {
-      case Type::kFloat: v = py::float_(a.f); break;
-      case Type::kInt: v = py::int_(a.i); break;
-      case Type::kString: v = text(a.s); break;
-      case Type::kTensor: v = array_from_tensor(a.t); break;
-      case Type::kFloats: v = py::cast(a.floats); break;
-      case Type::kInts: v = py::cast(a.ints); break;
+      case Type::kFloat:
+        v = py::float_(a.f);
+        break;
+      case Type::kInt:
+        v = py::int_(a.i);
+        break;
+      case Type::kString:
+        v = text(a.s);
+        break;
+      case Type::kTensor:
+        v = array_from_tensor(a.t);
+        break;
+      case Type::kFloats:
+        v = py::cast(a.floats);
+        break;
+      case Type::kInts:
+        v = py::cast(a.ints);
+        break;
       case Type::kStrings: {
         py::list l;
         for (const auto& s : a.strings) l.append(text(s));
@@ -50,16 +62,18 @@ py::dict attributes_of(const ref::OpContext& ctx) {
         v = l;
         break;
       }
-      case Type::kTypeProto: case Type::kTypeProtos: {
+      case Type::kTypeProto:
+      case Type::kTypeProtos: {
         py::list l;
         for (const auto& t : a.type_protos) l.append(t.str());
         v = a.type == Type::kTypeProto && l.size() == 1 ? py::object(l[0]) : py::object(l);
         break;
       }
       default:
-        ctx.fail("attribute '{}' is of type {}; Python reference implementations take number, "
-                 "string, tensor and type attributes",
-                 a.name, ir::attribute_type_name(a.type));
+        ctx.fail(
+            "attribute '{}' is of type {}; Python reference implementations take number, "
+            "string, tensor and type attributes",
+            a.name, ir::attribute_type_name(a.type));
     }
     attrs[py::str(a.name)] = v;
   }
@@ -89,36 +103,39 @@ class PythonKernel : public ref::Kernel {
     try {
       result = (*fn_)(*args);
     } catch (py::error_already_set& e) {
-      ctx.fail("the Python reference implementation {} of {} raised {}", name_, op_type_,
-               e.what());
+      ctx.fail("the Python reference implementation {} of {} raised {}", name_, op_type_, e.what());
     }
     const auto& names = ctx.node().outputs;
     if (!py::isinstance<py::list>(result) && !py::isinstance<py::tuple>(result))
-      ctx.fail("the Python reference implementation {} of {} returned {}; it must return a list "
-               "with one array per node output ({})",
-               name_, op_type_, std::string(py::str(py::type::of(result).attr("__name__"))),
-               names.size());
+      ctx.fail(
+          "the Python reference implementation {} of {} returned {}; it must return a list "
+          "with one array per node output ({})",
+          name_, op_type_, std::string(py::str(py::type::of(result).attr("__name__"))),
+          names.size());
     auto seq = result.cast<py::sequence>();
     if (seq.size() != names.size())
-      ctx.fail("{} reference implementation returned the wrong number of outputs.\nNote: "
-               "Expected {} but received {}",
-               op_type_, names.size(), seq.size());
+      ctx.fail(
+          "{} reference implementation returned the wrong number of outputs.\nNote: "
+          "Expected {} but received {}",
+          op_type_, names.size(), seq.size());
     ref::Outputs outputs(names.size());
     for (size_t i = 0; i < names.size(); ++i) {
       py::handle item = seq[i];
       if (item.is_none()) {
         if (!names[i].empty())
-          ctx.fail("the Python reference implementation {} of {} returned None for output {} "
-                   "('{}'); only unused optional outputs may be None",
-                   name_, op_type_, i, names[i]);
+          ctx.fail(
+              "the Python reference implementation {} of {} returned None for output {} "
+              "('{}'); only unused optional outputs may be None",
+              name_, op_type_, i, names[i]);
         continue;
       }
       Tensor t = tensor_from_array(item, fmt::format("output {} ('{}')", i, names[i]));
       if (declared_[i] && *declared_[i] != t.dtype())
-        ctx.fail("the Python reference implementation {} of {} returned output {} ('{}') with "
-                 "dtype {}, but the model declares {}; convert it, e.g. with .astype(np.{})",
-                 name_, op_type_, i, names[i], dtype_name(t.dtype()), dtype_name(*declared_[i]),
-                 dtype_name(*declared_[i]));
+        ctx.fail(
+            "the Python reference implementation {} of {} returned output {} ('{}') with "
+            "dtype {}, but the model declares {}; convert it, e.g. with .astype(np.{})",
+            name_, op_type_, i, names[i], dtype_name(t.dtype()), dtype_name(*declared_[i]),
+            dtype_name(*declared_[i]));
       outputs[i] = Value(std::move(t));
     }
     return outputs;
@@ -148,14 +165,16 @@ void bind_python_ops(py::module_& m) {
       [](const std::string& op_type, const std::string& domain, int64_t since_version,
          std::optional<int64_t> until_version, py::object fn) {
         if (!PyCallable_Check(fn.ptr()))
-          fail_usage("failed to register op '{}' with {}: the reference implementation must be "
-                     "callable as fn(attrs, *inputs)",
-                     op_type, std::string(py::repr(fn)));
+          fail_usage(
+              "failed to register op '{}' with {}: the reference implementation must be "
+              "callable as fn(attrs, *inputs)",
+              op_type, std::string(py::repr(fn)));
         const int64_t until = until_version.value_or(ref::kOpsetMax);
         if (since_version < 1 || since_version > until)
-          fail_usage("failed to register op '{}' with opsets [{}, {}]: since_version must be at "
-                     "least 1 and not above until_version",
-                     op_type, since_version, until);
+          fail_usage(
+              "failed to register op '{}' with opsets [{}, {}]: since_version must be at "
+              "least 1 and not above until_version",
+              op_type, since_version, until);
         PyRef ref_fn = make_py_ref(std::move(fn));
         ref::Registry::global().add(ref::KernelEntry{
             domain, op_type, since_version, until,
@@ -166,9 +185,8 @@ void bind_python_ops(py::module_& m) {
       py::arg("op_type"), py::arg("domain"), py::arg("since_version"), py::arg("until_version"),
       py::arg("fn"));
 
-  m.def("registered_ops", [](const std::string& domain) {
-    return ref::Registry::global().op_types(domain);
-  });
+  m.def("registered_ops",
+        [](const std::string& domain) { return ref::Registry::global().op_types(domain); });
 }
 
 }  // namespace parity::python

@@ -96,7 +96,7 @@ typedef struct ParityRunContext ParityRunContext; /* a node being run */
 
 /* One op served by the plugin. Strings are copied by register_op. */
 typedef struct ParityOpDef {
-  const char* domain;    /* "" (or "ai.onnx") for ONNX's default domain */
+  const char* domain; /* "" (or "ai.onnx") for ONNX's default domain */
   const char* op_type;
   int64_t since_version; /* first opset of the domain served; 1 serves all from the start */
   int64_t until_version; /* last opset served, inclusive; 0 means no limit */
@@ -124,10 +124,8 @@ typedef struct ParityPluginApi {
   int (*attr_int)(const ParityNode* node, const char* name, int64_t* value);
   int (*attr_float)(const ParityNode* node, const char* name, float* value);
   int (*attr_string)(const ParityNode* node, const char* name, const char** data, size_t* size);
-  int (*attr_ints)(const ParityNode* node, const char* name, const int64_t** values,
-                   size_t* count);
-  int (*attr_floats)(const ParityNode* node, const char* name, const float** values,
-                     size_t* count);
+  int (*attr_ints)(const ParityNode* node, const char* name, const int64_t** values, size_t* count);
+  int (*attr_floats)(const ParityNode* node, const char* name, const float** values, size_t* count);
   void (*node_error)(ParityNode* node, const char* message);
 
   /* While running a node. allocate_output returns the zero-filled buffer of output `index`,
@@ -186,18 +184,18 @@ typedef struct ParityBackendApi {
 typedef uint32_t (*ParityBackendVersionFn)(void);
 typedef int (*ParityRegisterBackendsFn)(const ParityBackendApi* api);
 
-#define PARITY_BACKEND_DEFINE_VERSION()                           \
+#define PARITY_BACKEND_DEFINE_VERSION()                            \
   PARITY_PLUGIN_EXPORT uint32_t parity_backend_api_version(void) { \
-    return PARITY_BACKEND_API_VERSION;                           \
+    return PARITY_BACKEND_API_VERSION;                             \
   }
 
 typedef uint32_t (*ParityPluginVersionFn)(void);
 typedef int (*ParityRegisterOpsFn)(const ParityPluginApi* api);
 
 /* Defines the version function with the version this plugin is compiled against. */
-#define PARITY_PLUGIN_DEFINE_VERSION()                         \
+#define PARITY_PLUGIN_DEFINE_VERSION()                            \
   PARITY_PLUGIN_EXPORT uint32_t parity_plugin_api_version(void) { \
-    return PARITY_PLUGIN_API_VERSION;                           \
+    return PARITY_PLUGIN_API_VERSION;                             \
   }
 
 #ifdef __cplusplus

@@ -33,10 +33,10 @@ struct PluginBackendDef {
 
 std::string call_failure(const std::string& what, const PluginBackendDef& b, int status,
                          const ParityBackendCall& call) {
-  return fmt::format("failed to {} with backend '{}' of plugin library '{}': it returned status "
-                     "{}: {}",
-                     what, b.name, b.path, status,
-                     call.error.empty() ? "it gave no message" : call.error);
+  return fmt::format(
+      "failed to {} with backend '{}' of plugin library '{}': it returned status "
+      "{}: {}",
+      what, b.name, b.path, status, call.error.empty() ? "it gave no message" : call.error);
 }
 
 class PluginBackendRunner : public Runner {
@@ -135,17 +135,19 @@ int api_set_output(ParityBackendCall* call, const char* name, const ParityTensor
     if (!name || !tensor || !dtype_is_valid(tensor->dtype) || tensor->dtype == 0 ||
         tensor->dtype == static_cast<int32_t>(DataType::kString) || tensor->rank < 0 ||
         (tensor->rank > 0 && !tensor->shape)) {
-      call->error = fmt::format("set_output got output '{}' without a name, a valid element type "
-                                "(ONNX numbers except 0 and 8) or a shape",
-                                name ? name : "");
+      call->error = fmt::format(
+          "set_output got output '{}' without a name, a valid element type "
+          "(ONNX numbers except 0 and 8) or a shape",
+          name ? name : "");
       return PARITY_ERROR;
     }
     Shape shape(tensor->shape, tensor->shape + tensor->rank);
     for (int64_t d : shape)
       if (d < 0) {
-        call->error = fmt::format("set_output got output '{}' with shape {}: sizes cannot be "
-                                  "negative",
-                                  name, shape_str(shape));
+        call->error = fmt::format(
+            "set_output got output '{}' with shape {}: sizes cannot be "
+            "negative",
+            name, shape_str(shape));
         return PARITY_ERROR;
       }
     Tensor t(static_cast<DataType>(tensor->dtype), std::move(shape));
@@ -188,8 +190,9 @@ int api_register_backend(void* host, const ParityBackendDef* def) {
   if (!load->open) return PARITY_ERROR;
   try {
     if (!def || !def->name || !def->flag || !def->create || !def->infer) {
-      load->error = "register_backend was given a definition without name, flag, create() or "
-                    "infer()";
+      load->error =
+          "register_backend was given a definition without name, flag, create() or "
+          "infer()";
       return PARITY_ERROR;
     }
     auto b = std::make_shared<PluginBackendDef>();
@@ -200,9 +203,10 @@ int api_register_backend(void* host, const ParityBackendDef* def) {
     b->path = load->path;
     if (!valid_name(b->name, false) || b->flag.rfind("--", 0) != 0 ||
         !valid_name(b->flag.substr(2), false)) {
-      load->error = fmt::format("backend '{}' with flag '{}': a name is letters, digits, '-' and "
-                                "'_'; a flag is '--' followed by them",
-                                b->name, b->flag);
+      load->error = fmt::format(
+          "backend '{}' with flag '{}': a name is letters, digits, '-' and "
+          "'_'; a flag is '--' followed by them",
+          b->name, b->flag);
       return PARITY_ERROR;
     }
     load->backends.push_back(std::move(b));
@@ -222,9 +226,7 @@ Backend registry_entry(std::shared_ptr<const PluginBackendDef> b) {
   const std::string option = b->name + "-option";
   entry.options = {{"--" + option, BackendOption::Kind::kList,
                     fmt::format("key=value options passed to backend {}", b->name)}};
-  entry.configure = [option](const BackendOptionValues& v) {
-    return std::any(v.list(option, {}));
-  };
+  entry.configure = [option](const BackendOptionValues& v) { return std::any(v.list(option, {})); };
   entry.make_runner = [b](Loader<ModelPtr> model, const std::any& config,
                           const std::string& name) -> std::unique_ptr<Runner> {
     return std::make_unique<PluginBackendRunner>(
@@ -233,10 +235,10 @@ Backend registry_entry(std::shared_ptr<const PluginBackendDef> b) {
   entry.script = [b](const std::any& config) {
     std::string keyword = b->name + "_option";
     std::replace(keyword.begin(), keyword.end(), '-', '_');
-    return RunnerScript{{"from parity.backend.registry import make_runner"},
-                        fmt::format("make_runner({}, model, {}={})", py_str(b->name), keyword,
-                                    py_list(std::any_cast<const std::vector<std::string>&>(
-                                        config)))};
+    return RunnerScript{
+        {"from parity.backend.registry import make_runner"},
+        fmt::format("make_runner({}, model, {}={})", py_str(b->name), keyword,
+                    py_list(std::any_cast<const std::vector<std::string>&>(config)))};
   };
   return entry;
 }
@@ -247,16 +249,18 @@ std::vector<std::string> register_plugin_backends(void* library, const std::stri
   auto version_fn =
       reinterpret_cast<ParityBackendVersionFn>(dlsym(library, PARITY_BACKEND_VERSION_SYMBOL));
   if (!version_fn)
-    fail("failed to load the backends of plugin library '{}' without the function '{}': a "
-         "library states the backend interface version it was built for with "
-         "PARITY_BACKEND_DEFINE_VERSION() from plugin_api.h",
-         path, PARITY_BACKEND_VERSION_SYMBOL);
+    fail(
+        "failed to load the backends of plugin library '{}' without the function '{}': a "
+        "library states the backend interface version it was built for with "
+        "PARITY_BACKEND_DEFINE_VERSION() from plugin_api.h",
+        path, PARITY_BACKEND_VERSION_SYMBOL);
   const uint32_t version = version_fn();
   if (version != PARITY_BACKEND_API_VERSION)
-    fail("failed to load the backends of plugin library '{}' with backend interface version {}: "
-         "this Parity implements version {}; rebuild the library against this Parity's "
-         "plugin_api.h",
-         path, version, PARITY_BACKEND_API_VERSION);
+    fail(
+        "failed to load the backends of plugin library '{}' with backend interface version {}: "
+        "this Parity implements version {}; rebuild the library against this Parity's "
+        "plugin_api.h",
+        path, version, PARITY_BACKEND_API_VERSION);
   auto entry =
       reinterpret_cast<ParityRegisterBackendsFn>(dlsym(library, PARITY_BACKEND_ENTRY_POINT));
   // The table lives as long as the process: the library may keep it.

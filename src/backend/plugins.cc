@@ -40,25 +40,28 @@ LoadedPlugin load_plugin(const std::string& path) {
   void* probe = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!probe) {
     const char* why = dlerror();
-    fail("failed to load plugin library '{}' with dlopen: {}; give the path of a shared library "
-         "built for this machine",
-         path, why ? why : "unknown error");
+    fail(
+        "failed to load plugin library '{}' with dlopen: {}; give the path of a shared library "
+        "built for this machine",
+        path, why ? why : "unknown error");
   }
   const bool has_ops = dlsym(probe, PARITY_PLUGIN_ENTRY_POINT) != nullptr;
   const bool has_backends = dlsym(probe, PARITY_BACKEND_ENTRY_POINT) != nullptr;
   LoadedPlugin info{path, {}, {}};
   try {
     if (!has_ops && !has_backends)
-      fail("failed to load plugin library '{}': it exports neither '{}' (reference kernels for "
-           "custom ops) nor '{}' (backends); see docs/plugins.md",
-           path, PARITY_PLUGIN_ENTRY_POINT, PARITY_BACKEND_ENTRY_POINT);
+      fail(
+          "failed to load plugin library '{}': it exports neither '{}' (reference kernels for "
+          "custom ops) nor '{}' (backends); see docs/plugins.md",
+          path, PARITY_PLUGIN_ENTRY_POINT, PARITY_BACKEND_ENTRY_POINT);
     if (has_backends)
       info.backends = again ? earlier->second.backends : register_plugin_backends(probe, path);
     if (has_ops) {
       if (!l.ops)
-        fail("failed to load the ops of plugin library '{}': no backend of this build takes op "
-             "plugins",
-             path);
+        fail(
+            "failed to load the ops of plugin library '{}': no backend of this build takes op "
+            "plugins",
+            path);
       info.ops = l.ops(path);
     }
   } catch (...) {

@@ -49,14 +49,13 @@ bool BackendOptionValues::flag(const std::string& name) const {
   return it->second.empty() || it->second.back() != "false";
 }
 
-std::string BackendOptionValues::value(const std::string& name,
-                                       const std::string& fallback) const {
+std::string BackendOptionValues::value(const std::string& name, const std::string& fallback) const {
   auto it = values_.find(name);
   return it == values_.end() || it->second.empty() ? fallback : it->second.back();
 }
 
-std::vector<std::string> BackendOptionValues::list(
-    const std::string& name, const std::vector<std::string>& fallback) const {
+std::vector<std::string> BackendOptionValues::list(const std::string& name,
+                                                   const std::vector<std::string>& fallback) const {
   auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second;
 }
@@ -86,11 +85,11 @@ TensorMap ConfiguredBackend::fetch_tensors(const ModelPtr& model, const TensorMa
   if (backend->fetch_tensors) return backend->fetch_tensors(model, config, feed, names);
   // The marked copy is made when the runner is activated and not held after: a backend that
   // copies the model (ONNX Runtime does) then holds the only copy while it runs.
-  std::unique_ptr<Runner> runner = make_runner(
-      Loader<ModelPtr>([model, names] {
-        return onnx_io::modify_outputs(*model, names, /*mark_all=*/false, {});
-      }),
-      runner_name);
+  std::unique_ptr<Runner> runner =
+      make_runner(Loader<ModelPtr>([model, names] {
+                    return onnx_io::modify_outputs(*model, names, /*mark_all=*/false, {});
+                  }),
+                  runner_name);
   RunnerActivation active(*runner);
   return runner->infer(feed);
 }
@@ -102,11 +101,11 @@ BackendRegistry& BackendRegistry::global() {
 
 void BackendRegistry::add(Backend backend) {
   std::lock_guard lock(mutex_);
-  if (backend.name.empty() || backend.flags.empty() || !backend.configure ||
-      !backend.make_runner)
-    fail("failed to register backend '{}': a backend needs a name, a flag, configure() and "
-         "make_runner()",
-         backend.name);
+  if (backend.name.empty() || backend.flags.empty() || !backend.configure || !backend.make_runner)
+    fail(
+        "failed to register backend '{}': a backend needs a name, a flag, configure() and "
+        "make_runner()",
+        backend.name);
   for (const Backend& b : backends_) {
     if (b.name == backend.name)
       fail("failed to register backend '{}': a backend of that name is already registered",
@@ -114,8 +113,8 @@ void BackendRegistry::add(Backend backend) {
     for (const std::string& flag : backend.flag_list()) {
       const std::vector<std::string> taken = b.flag_list();
       if (std::find(taken.begin(), taken.end(), flag) != taken.end())
-        fail("failed to register backend '{}': its flag {} is taken by backend '{}'",
-             backend.name, flag, b.name);
+        fail("failed to register backend '{}': its flag {} is taken by backend '{}'", backend.name,
+             flag, b.name);
     }
   }
   backends_.push_back(std::move(backend));
@@ -158,9 +157,10 @@ ConfiguredBackend BackendRegistry::configure(const std::string& name,
                                              const BackendOptionValues& values) const {
   const Backend* backend = find_flag(name);
   if (!backend)
-    fail_usage("failed to find backend '{}': no backend of that name is registered; valid "
-               "choices are {}",
-               name, names());
+    fail_usage(
+        "failed to find backend '{}': no backend of that name is registered; valid "
+        "choices are {}",
+        name, names());
   return ConfiguredBackend{backend, backend->configure(values)};
 }
 

@@ -168,7 +168,7 @@ bool register_backend(Backend backend);
 #define PARITY_BACKEND_CONCAT_(a, b) a##b
 #define PARITY_BACKEND_CONCAT(a, b) PARITY_BACKEND_CONCAT_(a, b)
 // Registers a backend when the program starts: PARITY_REGISTER_BACKEND(make_my_backend()).
-#define PARITY_REGISTER_BACKEND(backend)                                            \
+#define PARITY_REGISTER_BACKEND(backend)                                          \
   static const bool PARITY_BACKEND_CONCAT(parity_backend_registered_, __LINE__) = \
       ::parity::detail::register_backend(backend)
 

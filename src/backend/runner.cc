@@ -46,9 +46,10 @@ Runner::~Runner() {
 
 void Runner::activate() {
   if (active_) {
-    logger().warning("{} | Already active; will not activate again. If you really want to "
-                     "activate this runner again, call activate_impl() directly",
-                     pad_name(name_));
+    logger().warning(
+        "{} | Already active; will not activate again. If you really want to "
+        "activate this runner again, call activate_impl() directly",
+        pad_name(name_));
     return;
   }
   activate_impl();
@@ -57,9 +58,10 @@ void Runner::activate() {
 
 void Runner::deactivate() {
   if (!active_) {
-    logger().warning("{} | Not active; will not deactivate. If you really want to deactivate "
-                     "this runner, call deactivate_impl() directly",
-                     pad_name(name_));
+    logger().warning(
+        "{} | Not active; will not deactivate. If you really want to deactivate "
+        "this runner, call deactivate_impl() directly",
+        pad_name(name_));
     return;
   }
   inference_time_.reset();
@@ -112,8 +114,9 @@ void check_feed(const std::string& runner_name, const TensorMap& feed,
   for (const auto& [name, t] : feed) {
     const TensorMeta* meta = expected.find(name);
     if (meta->dtype && *meta->dtype != t.dtype())
-      logger().critical("Input tensor: {} | Received unexpected dtype: {}.\nNote: Expected type: {}",
-                        name, dtype_name(t.dtype()), dtype_name(*meta->dtype));
+      logger().critical(
+          "Input tensor: {} | Received unexpected dtype: {}.\nNote: Expected type: {}", name,
+          dtype_name(t.dtype()), dtype_name(*meta->dtype));
     if (meta->shape && !dims_accept(*meta->shape, t.shape()))
       logger().critical(
           "Input tensor: {} | Received incompatible shape: {}.\nNote: Expected a shape "

@@ -19,9 +19,10 @@ MapValue map_from(const TensorMap& feed, const std::string& prefix) {
   const Tensor* keys = feed.find(prefix + ".keys");
   const Tensor* values = feed.find(prefix + ".values");
   if (!keys || !values)
-    fail("failed to find the map '{0}' in the feed: it needs the tensors '{0}.keys' and "
-         "'{0}.values'",
-         prefix);
+    fail(
+        "failed to find the map '{0}' in the feed: it needs the tensors '{0}.keys' and "
+        "'{0}.values'",
+        prefix);
   return sorted_map_from_entries(*keys, *values);
 }
 
@@ -29,8 +30,12 @@ MapValue map_from(const TensorMap& feed, const std::string& prefix) {
 
 void add_value_tensors(TensorMap& out, const std::string& name, const Value& value) {
   switch (value.kind) {
-    case Value::Kind::kTensor: out.set(name, value.tensor); return;
-    case Value::Kind::kMap: add_map(out, name, value.map); return;
+    case Value::Kind::kTensor:
+      out.set(name, value.tensor);
+      return;
+    case Value::Kind::kMap:
+      add_map(out, name, value.map);
+      return;
     case Value::Kind::kSequence:
       if (value.sequence.empty()) out.set(name + "[]", Tensor(value.elem_type, {0}));
       for (size_t i = 0; i < value.sequence.size(); ++i)
@@ -42,8 +47,7 @@ void add_value_tensors(TensorMap& out, const std::string& name, const Value& val
         add_map(out, fmt::format("{}[{}]", name, i), value.maps[i]);
       return;
     case Value::Kind::kNone:
-      fail("failed to return the output '{}': it is an empty optional, which has no tensors",
-           name);
+      fail("failed to return the output '{}': it is an empty optional, which has no tensors", name);
   }
 }
 
@@ -65,9 +69,10 @@ Value value_from_tensors(const TensorMap& feed, const std::string& name, Value::
     }
   }
   if (tensors.empty() && maps.empty() && !empty)
-    fail("failed to find the sequence '{0}' in the feed: it needs the tensors '{0}[0]', "
-         "'{0}[1]', ... (or '{0}[]' for an empty sequence)",
-         name);
+    fail(
+        "failed to find the sequence '{0}' in the feed: it needs the tensors '{0}[0]', "
+        "'{0}[1]', ... (or '{0}[]' for an empty sequence)",
+        name);
   if (kind == Value::Kind::kSequence) {
     DataType elem = tensors.empty() ? empty->dtype() : tensors.front().dtype();
     return Value::make_sequence(std::move(tensors), elem);

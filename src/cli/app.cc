@@ -64,8 +64,7 @@ int main(int argc, char** argv) {
     return kExitFailed;
   }
 
-  CLI::App app{"Parity: run an ONNX model on several backends and compare the results.",
-               "parity"};
+  CLI::App app{"Parity: run an ONNX model on several backends and compare the results.", "parity"};
   app.set_version_flag("--version", std::string("parity ") + PARITY_VERSION);
   app.require_subcommand(1);
 

@@ -11,8 +11,9 @@ std::vector<ConfiguredBackend> BackendArgs::configure() const {
     auto it = configs.find(b);
     if (it == configs.end()) {
       const auto given = values.find(b->name);
-      it = configs.emplace(b, b->configure(given == values.end() ? BackendOptionValues{}
-                                                                 : given->second))
+      it = configs
+               .emplace(b,
+                        b->configure(given == values.end() ? BackendOptionValues{} : given->second))
                .first;
     }
     out.push_back(ConfiguredBackend{b, it->second});
@@ -33,8 +34,10 @@ void add_backend_args(CLI::App& app) {
         opt = app.add_flag(o.flags)->description(help);
       } else {
         opt = app.add_option(o.flags)->description(help);
-        if (o.kind == BackendOption::Kind::kList) opt->expected(1, CLI::detail::expected_max_vector_size);
-        else opt->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        if (o.kind == BackendOption::Kind::kList)
+          opt->expected(1, CLI::detail::expected_max_vector_size);
+        else
+          opt->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         if (!o.choices.empty()) opt->check(CLI::IsMember(o.choices));
       }
       opt->group(b->group);

@@ -12,11 +12,10 @@ namespace parity::cli {
 
 namespace {
 
-void check_range(const std::string& flag, const PerOutput<double>& values, double min,
-                 double max, const char* rule) {
+void check_range(const std::string& flag, const PerOutput<double>& values, double min, double max,
+                 const char* rule) {
   for (const auto& [name, v] : values.values)
-    if (!(v >= min && v <= max))
-      fail_usage("failed to parse {} with value {}: {}", flag, v, rule);
+    if (!(v >= min && v <= max)) fail_usage("failed to parse {} with value {}: {}", flag, v, rule);
 }
 
 }  // namespace
@@ -68,8 +67,10 @@ ComparatorOptions ComparatorArgs::parse() const {
   o.fail_fast = fail_fast;
   o.compare = compare;
   TensorCompareOptions& t = o.tensor;
-  if (compare == "distance") t.metric = CompareMetric::kDistance;
-  else if (compare == "quality") t.metric = CompareMetric::kQuality;
+  if (compare == "distance")
+    t.metric = CompareMetric::kDistance;
+  else if (compare == "quality")
+    t.metric = CompareMetric::kQuality;
   t.check_shapes = !no_shape_check;
   if (!atol.empty()) t.atol = parse_per_output_number("--atol", atol);
   if (!rtol.empty()) t.rtol = parse_per_output_number("--rtol", rtol);
@@ -127,9 +128,9 @@ void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
                  "Results saved earlier, compared after this command's runners")
       ->group(cmp);
   app.add_flag("--validate", args.validate, "Check outputs for NaNs and Infs")->group(cmp);
-  app.add_flag("--fail-fast", args.fail_fast, "Stop comparing after the first failure")
-      ->group(cmp);
-  app.add_option("--compare,--compare-func", args.compare, "Comparison function. Defaults to simple")
+  app.add_flag("--fail-fast", args.fail_fast, "Stop comparing after the first failure")->group(cmp);
+  app.add_option("--compare,--compare-func", args.compare,
+                 "Comparison function. Defaults to simple")
       ->check(CLI::IsMember({"simple", "indices", "distance", "quality"}))
       ->group(cmp);
   app.add_option("--postprocess,--postprocess-func", args.postprocess,

@@ -56,8 +56,7 @@ struct ComparatorArgs {
   std::string mark_budget;
   bool local_error = false;
   std::string report;
-  std::vector<std::string> l2_tolerance, cosine_similarity_threshold, psnr_tolerance,
-      snr_tolerance;
+  std::vector<std::string> l2_tolerance, cosine_similarity_threshold, psnr_tolerance, snr_tolerance;
 
   // Every value parsed; UsageError naming the flag for a malformed one.
   ComparatorOptions parse() const;

@@ -15,8 +15,8 @@
 #include "cli/app.h"
 #include "cli/parse_util.h"
 #include "cli/scripts.h"
-#include "core/py_format.h"
 #include "core/logger.h"
+#include "core/py_format.h"
 #include "io/json.h"
 
 namespace parity::cli {
@@ -35,12 +35,11 @@ std::string py_per_output(const PerOutput<T>& values, F&& literal) {
 std::string py_dims(const DimList& dims) {
   std::vector<std::string> items;
   for (const Dim& d : dims)
-    items.push_back(d.is_fixed() ? std::to_string(d.value)
+    items.push_back(d.is_fixed()      ? std::to_string(d.value)
                     : d.is_symbolic() ? py_str(d.param)
                                       : std::string("None"));
   return fmt::format("[{}]", fmt::join(items, ", "));
 }
-
 
 // The severity the command's logging flags select, as a number for the script.
 int logging_severity(const LoggingArgs& args) { return static_cast<int>(args.severity()); }
@@ -54,8 +53,8 @@ std::string data_loader_code(const DataLoaderArgs& data, const std::string& scri
   if (!data.load_inputs.empty()) {
     std::string code = "    data_loader = []\n";
     for (const auto& path : data.load_inputs)
-      code += fmt::format("    data_loader += load_json({}, description='input data')\n",
-                          py_str(path));
+      code +=
+          fmt::format("    data_loader += load_json({}, description='input data')\n", py_str(path));
     return code;
   }
   DataLoaderOptions o = data.options();
@@ -87,25 +86,25 @@ std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp)
   }
   auto number = [](double v) { return py_float(v); };
   if (cmp.compare == "indices")
-    return fmt::format("CompareFunc.indices(index_tolerance={}, fail_fast={})",
-                       py_per_output(cmp.indices.index_tolerance,
-                                     [](int64_t v) { return std::to_string(v); }),
-                       py_bool(cmp.fail_fast));
+    return fmt::format(
+        "CompareFunc.indices(index_tolerance={}, fail_fast={})",
+        py_per_output(cmp.indices.index_tolerance, [](int64_t v) { return std::to_string(v); }),
+        py_bool(cmp.fail_fast));
   if (cmp.compare == "distance") {
     const DistanceCompareOptions d = cmp.distance();
-    return fmt::format("CompareFunc.distance_metrics(l2_tolerance={}, "
-                       "cosine_similarity_threshold={}, check_shapes={}, fail_fast={})",
-                       py_per_output(d.l2_tolerance, number),
-                       py_per_output(d.cosine_similarity_threshold, number),
-                       py_bool(d.check_shapes), py_bool(d.fail_fast));
+    return fmt::format(
+        "CompareFunc.distance_metrics(l2_tolerance={}, "
+        "cosine_similarity_threshold={}, check_shapes={}, fail_fast={})",
+        py_per_output(d.l2_tolerance, number), py_per_output(d.cosine_similarity_threshold, number),
+        py_bool(d.check_shapes), py_bool(d.fail_fast));
   }
   if (cmp.compare == "quality") {
     const QualityCompareOptions q = cmp.quality();
-    return fmt::format("CompareFunc.quality_metrics(psnr_tolerance={}, snr_tolerance={}, "
-                       "check_shapes={}, fail_fast={})",
-                       py_per_output(q.psnr_tolerance, number),
-                       py_per_output(q.snr_tolerance, number), py_bool(q.check_shapes),
-                       py_bool(q.fail_fast));
+    return fmt::format(
+        "CompareFunc.quality_metrics(psnr_tolerance={}, snr_tolerance={}, "
+        "check_shapes={}, fail_fast={})",
+        py_per_output(q.psnr_tolerance, number), py_per_output(q.snr_tolerance, number),
+        py_bool(q.check_shapes), py_bool(q.fail_fast));
   }
   // Only what the command gave, so the script reads like the command.
   const SimpleCompareOptions o = cmp.simple();
@@ -114,9 +113,9 @@ std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp)
   if (!given.rtol.empty()) kw.push_back("rtol=" + py_per_output(o.rtol, number));
   if (!given.atol.empty()) kw.push_back("atol=" + py_per_output(o.atol, number));
   if (!given.check_error_stat.empty())
-    kw.push_back("check_error_stat=" +
-                 py_per_output(o.check_error_stat,
-                               [](ErrorStat s) { return py_str(error_stat_name(s)); }));
+    kw.push_back("check_error_stat=" + py_per_output(o.check_error_stat, [](ErrorStat s) {
+                   return py_str(error_stat_name(s));
+                 }));
   if (!given.error_quantile.empty())
     kw.push_back("error_quantile=" + py_per_output(o.error_quantile, number));
   kw.push_back(fmt::format("infinities_compare_equal={}", py_bool(o.infinities_compare_equal)));
@@ -134,13 +133,13 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
   std::vector<std::string> imports;
   for (const ConfiguredBackend& b : backends) {
     if (!b.backend->script)
-      fail_usage("failed to write a script for backend '{}': it has no Python form; run the "
-                 "command without --gen-script",
-                 b.backend->name);
+      fail_usage(
+          "failed to write a script for backend '{}': it has no Python form; run the "
+          "command without --gen-script",
+          b.backend->name);
     runner_scripts.push_back(b.backend->script(b.config));
     for (const auto& line : runner_scripts.back().imports)
-      if (std::find(imports.begin(), imports.end(), line) == imports.end())
-        imports.push_back(line);
+      if (std::find(imports.begin(), imports.end(), line) == imports.end()) imports.push_back(line);
   }
 
   std::string s;
@@ -177,16 +176,18 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
   for (const auto& plugin : args.plugins)
     fmt::format_to(out, "    parity.load_plugin({})\n", py_str(plugin));
 
-  fmt::format_to(out, "\n    # Loaders\n    load_model = OnnxFromPath({}, external_data_dir={}, "
-                      "ignore_external_data={})\n",
+  fmt::format_to(out,
+                 "\n    # Loaders\n    load_model = OnnxFromPath({}, external_data_dir={}, "
+                 "ignore_external_data={})\n",
                  py_str(args.model.model_file), py_str(args.model.external_data_dir),
                  py_bool(args.model.ignore_external_data));
   if (!args.model.onnx_outputs.empty() || !args.model.onnx_exclude_outputs.empty()) {
-    std::string outputs = args.model.mark_all()               ? "MARK_ALL"
+    std::string outputs = args.model.mark_all()             ? "MARK_ALL"
                           : args.model.onnx_outputs.empty() ? "None"
-                                                             : py_list(args.model.onnx_outputs);
-    fmt::format_to(out, "    load_model = ModifyOutputs(load_model, outputs={}, "
-                        "exclude_outputs={})\n",
+                                                            : py_list(args.model.onnx_outputs);
+    fmt::format_to(out,
+                   "    load_model = ModifyOutputs(load_model, outputs={}, "
+                   "exclude_outputs={})\n",
                    outputs, py_list(args.model.onnx_exclude_outputs));
   }
   fmt::format_to(out, "\n    # Data loader\n{}",
@@ -201,8 +202,9 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
     fmt::format_to(out, "    ]\n");
   }
 
-  fmt::format_to(out, "\n    # Runner execution\n    results = Comparator.run(runners, "
-                      "data_loader=data_loader, warm_up={}, save_inputs_path={}{})\n",
+  fmt::format_to(out,
+                 "\n    # Runner execution\n    results = Comparator.run(runners, "
+                 "data_loader=data_loader, warm_up={}, save_inputs_path={}{})\n",
                  cmp.warm_up, cmp.save_inputs.empty() ? "None" : py_str(cmp.save_inputs),
                  args.data.strict_inputs ? ", strict_inputs=True" : "");
   if (!cmp.save_outputs.empty())
@@ -219,29 +221,31 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
 
   // The verdict as `parity run` makes it (comparator/verdict.h): passing needs a comparison
   // that compared something, or one runner that ran an iteration.
-  fmt::format_to(out, "\n    # Comparison: nothing passes without a comparison that ran\n"
-                      "    if len(results) > 1:\n"
-                      "        compare_func = {}\n"
-                      "        accuracy = Comparator.compare_accuracy(results, fail_fast={}, "
-                      "compare_func=compare_func)\n"
-                      "        compared = any(len(outputs) for _, iterations in accuracy.items()\n"
-                      "                       for outputs in iterations)\n"
-                      "        if not compared:\n"
-                      "            G_LOGGER.error('Compared nothing: the results hold no "
-                      "iteration with an output to compare')\n"
-                      "        success = compared and bool(accuracy)\n"
-                      "    elif len(results) == 1 and runners:\n"
-                      "        success = len(results[0][1]) > 0\n"
-                      "        if not success:\n"
-                      "            G_LOGGER.error('Ran nothing: the data loader gave no input')\n"
-                      "    else:\n"
-                      "        G_LOGGER.error('Compared nothing: there were no two sets of "
-                      "results to compare')\n"
-                      "        success = False\n",
+  fmt::format_to(out,
+                 "\n    # Comparison: nothing passes without a comparison that ran\n"
+                 "    if len(results) > 1:\n"
+                 "        compare_func = {}\n"
+                 "        accuracy = Comparator.compare_accuracy(results, fail_fast={}, "
+                 "compare_func=compare_func)\n"
+                 "        compared = any(len(outputs) for _, iterations in accuracy.items()\n"
+                 "                       for outputs in iterations)\n"
+                 "        if not compared:\n"
+                 "            G_LOGGER.error('Compared nothing: the results hold no "
+                 "iteration with an output to compare')\n"
+                 "        success = compared and bool(accuracy)\n"
+                 "    elif len(results) == 1 and runners:\n"
+                 "        success = len(results[0][1]) > 0\n"
+                 "        if not success:\n"
+                 "            G_LOGGER.error('Ran nothing: the data loader gave no input')\n"
+                 "    else:\n"
+                 "        G_LOGGER.error('Compared nothing: there were no two sets of "
+                 "results to compare')\n"
+                 "        success = False\n",
                  compare_func_code(args, cmp), py_bool(cmp.fail_fast));
   if (cmp.validate)
-    fmt::format_to(out, "    success = Comparator.validate(results, check_inf=True, "
-                        "check_nan=True) and success\n");
+    fmt::format_to(out,
+                   "    success = Comparator.validate(results, check_inf=True, "
+                   "check_nan=True) and success\n");
   fmt::format_to(out,
                  "    return 0 if success else 1\n\n\n"
                  "if __name__ == '__main__':\n"

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/py_format.h"
-#include "core/numeric.h"
 #include "comparator/output_stats.h"
 #include "core/logger.h"
+#include "core/numeric.h"
+#include "core/py_format.h"
 #include "io/json.h"
 #include "onnx/describe.h"
 #include "onnx/loaders.h"
@@ -77,9 +77,8 @@ std::string summary_table(const TensorMap& tensors, const InspectDataArgs& args,
   std::vector<std::array<std::string, 6>> rows{{"name", "dtype", "shape", "min", "max", "mean"}};
   std::vector<std::string> histograms{""};
   for (const auto& [name, tensor] : tensors) {
-    std::array<std::string, 6> row{name, std::string(dtype_name(tensor.dtype())),
-                                   shape_str(tensor.shape()),
-                                   "-", "-", "-"};
+    std::array<std::string, 6> row{
+        name, std::string(dtype_name(tensor.dtype())), shape_str(tensor.shape()), "-", "-", "-"};
     std::string hist;
     if (dtype_is_numeric(tensor.dtype())) {
       const NumArray values = to_num_array(tensor);
@@ -127,10 +126,10 @@ std::string str_from_iterations(const std::vector<TensorMap>& iterations,
     }
     for (const auto& [name, tensor] : iterations[index]) {
       NumArray values = to_num_array(tensor);
-      out += indent_block(fmt::format("\n{} [dtype={}, shape={}] | Stats: {}", name,
-                                      dtype_name(tensor.dtype()), shape_str(tensor.shape()),
-                                      str_output_stats(values, "")),
-                          indent - 1);
+      out += indent_block(
+          fmt::format("\n{} [dtype={}, shape={}] | Stats: {}", name, dtype_name(tensor.dtype()),
+                      shape_str(tensor.shape()), str_output_stats(values, "")),
+          indent - 1);
       if (args.histogram) {
         std::string hist = str_histogram(values, std::nullopt);
         if (!hist.empty()) out += "\n" + indent_block(hist, indent);
@@ -159,9 +158,10 @@ int run_inspect_data(const InspectDataArgs& args) {
     auto j = nlohmann::json::parse(text);
     is_results = j.is_object();
   } catch (const nlohmann::json::exception& e) {
-    fail("failed to read '{}' as JSON: {}; expected a file written by --save-inputs or "
-         "--save-outputs",
-         args.path, e.what());
+    fail(
+        "failed to read '{}' as JSON: {}; expected a file written by --save-inputs or "
+        "--save-outputs",
+        args.path, e.what());
   }
   std::string out;
   if (is_results) {

@@ -9,8 +9,7 @@ namespace parity::cli {
 void add_limit_args(CLI::App& app) {
   ResourceLimits& limits = default_limits();
   app.add_option_function<int64_t>(
-         "--limit-tensor-elements",
-         [&limits](int64_t n) { limits.max_tensor_elements = n; },
+         "--limit-tensor-elements", [&limits](int64_t n) { limits.max_tensor_elements = n; },
          fmt::format("Most elements one tensor may hold (reference backend, generated and loaded "
                      "data). Defaults to {}",
                      ResourceLimits::kDefaultMaxTensorElements))
@@ -21,8 +20,7 @@ void add_limit_args(CLI::App& app) {
         // The sizes --mark-budget takes: bytes with an optional K, M, G or T. Thrown while
         // CLI11 parses, so the error must be CLI11's to become a usage error.
         try {
-          limits.max_memory_bytes =
-              static_cast<int64_t>(parse_byte_size("--limit-memory", text));
+          limits.max_memory_bytes = static_cast<int64_t>(parse_byte_size("--limit-memory", text));
         } catch (const UsageError& e) {
           throw CLI::ValidationError(e.what());
         }
@@ -30,8 +28,7 @@ void add_limit_args(CLI::App& app) {
       "Most bytes the reference backend may hold in tensors at once, e.g. 8G. Defaults to "
       "three quarters of physical memory");
   app.add_option_function<int64_t>(
-         "--limit-loop-iterations",
-         [&limits](int64_t n) { limits.max_loop_iterations = n; },
+         "--limit-loop-iterations", [&limits](int64_t n) { limits.max_loop_iterations = n; },
          fmt::format("Most iterations of one Loop node on the reference backend. Defaults to {}",
                      ResourceLimits::kDefaultMaxLoopIterations))
       ->check(CLI::Range(int64_t{1}, INT64_MAX));

@@ -17,8 +17,7 @@ void add_logging_args(CLI::App& app, LoggingArgs& args) {
   app.add_option("--log-format", args.log_format, "Log format options: no-colors")
       ->check(CLI::IsMember({"timestamp", "line-info", "no-colors"}))
       ->group("Logging");
-  app.add_option("--log-file", args.log_file, "Also write the log to this file")
-      ->group("Logging");
+  app.add_option("--log-file", args.log_file, "Also write the log to this file")->group("Logging");
 }
 
 Severity LoggingArgs::severity() const {
@@ -26,10 +25,11 @@ Severity LoggingArgs::severity() const {
   if (verbosity.empty()) return severity_from_count(verbose - quiet);
   auto parsed = severity_from_name(verbosity);
   if (!parsed)
-    fail_usage("failed to parse --verbosity with value '{}': unknown severity; valid choices "
-               "are ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, START, FINISH, "
-               "WARNING, ERROR, CRITICAL",
-               verbosity);
+    fail_usage(
+        "failed to parse --verbosity with value '{}': unknown severity; valid choices "
+        "are ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, START, FINISH, "
+        "WARNING, ERROR, CRITICAL",
+        verbosity);
   return *parsed;
 }
 

@@ -40,9 +40,10 @@ PerOutput<double> parse_per_output_number(const std::string& flag,
     auto [name, value] = split_last_colon(token);
     auto v = parse_number(value);
     if (!v)
-      fail_usage("failed to parse {} with value '{}': '{}' is not a number; expected "
-                 "[<output>:]<number>, e.g. {} 1e-5 out0:1e-3",
-                 flag, token, value, flag);
+      fail_usage(
+          "failed to parse {} with value '{}': '{}' is not a number; expected "
+          "[<output>:]<number>, e.g. {} 1e-5 out0:1e-3",
+          flag, token, value, flag);
     result.values[name] = *v;
   }
   return result;
@@ -57,9 +58,10 @@ PerOutput<int64_t> parse_per_output_int(const std::string& flag,
     errno = 0;
     long long v = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || end != value.c_str() + value.size() || errno == ERANGE)
-      fail_usage("failed to parse {} with value '{}': '{}' is not an integer; expected "
-                 "[<output>:]<integer>, e.g. {} 1 out0:2",
-                 flag, token, value, flag);
+      fail_usage(
+          "failed to parse {} with value '{}': '{}' is not an integer; expected "
+          "[<output>:]<integer>, e.g. {} 1 out0:2",
+          flag, token, value, flag);
     result.values[name] = v;
   }
   return result;
@@ -105,9 +107,10 @@ std::optional<std::vector<std::string>> bracket_list(const std::string& text) {
 DimList parse_dims(const std::string& flag, const std::string& token, const std::string& text) {
   auto items = bracket_list(text);
   if (!items)
-    fail_usage("failed to parse {} with value '{}': the shape must be a bracketed list, e.g. "
-               "{} input:[1,3,224,224]",
-               flag, token, flag);
+    fail_usage(
+        "failed to parse {} with value '{}': the shape must be a bracketed list, e.g. "
+        "{} input:[1,3,224,224]",
+        flag, token, flag);
   DimList dims;
   for (const auto& item : *items) {
     if (item.empty())
@@ -127,15 +130,15 @@ DimList parse_dims(const std::string& flag, const std::string& token, const std:
   return dims;
 }
 
-TensorMetadata parse_input_shapes(const std::string& flag,
-                                  const std::vector<std::string>& tokens) {
+TensorMetadata parse_input_shapes(const std::string& flag, const std::vector<std::string>& tokens) {
   TensorMetadata meta;
   for (const auto& token : tokens) {
     auto [name, shape] = split_last_colon(token);
     if (name.empty())
-      fail_usage("failed to parse {} with value '{}': expected <input>:<shape>, e.g. "
-                 "{} input:[1,3,224,224]",
-                 flag, token, flag);
+      fail_usage(
+          "failed to parse {} with value '{}': expected <input>:<shape>, e.g. "
+          "{} input:[1,3,224,224]",
+          flag, token, flag);
     meta.add(name, std::nullopt, parse_dims(flag, token, shape));
   }
   return meta;
@@ -147,9 +150,10 @@ std::map<std::string, ValueRange> parse_val_ranges(const std::vector<std::string
     auto [name, text] = split_last_colon(token);
     auto items = bracket_list(text);
     if (!items || items->size() != 2)
-      fail_usage("failed to parse --val-range with value '{}': expected [<input>:][min,max], "
-                 "e.g. --val-range [0,1] input0:[-1,1]",
-                 token);
+      fail_usage(
+          "failed to parse --val-range with value '{}': expected [<input>:][min,max], "
+          "e.g. --val-range [0,1] input0:[-1,1]",
+          token);
     ValueRange r;
     std::optional<double>* ends[2] = {&r.min, &r.max};
     for (int i = 0; i < 2; ++i) {
@@ -162,9 +166,10 @@ std::map<std::string, ValueRange> parse_val_ranges(const std::vector<std::string
       *ends[i] = *v;
     }
     if (r.min && r.max && *r.min > *r.max)
-      fail_usage("failed to parse --val-range with value '{}': the minimum must not exceed "
-                 "the maximum",
-                 token);
+      fail_usage(
+          "failed to parse --val-range with value '{}': the minimum must not exceed "
+          "the maximum",
+          token);
     ranges[name] = r;
   }
   return ranges;
@@ -175,9 +180,10 @@ TopKOptions parse_top_k(const std::vector<std::string>& tokens) {
   for (const auto& token : tokens) {
     auto [name, spec] = split_last_colon(token);
     auto bad = [&] {
-      fail_usage("failed to parse --postprocess with value '{}': expected [<output>:]top-<K>"
-                 "[,axis=<A>], e.g. --postprocess top-5 logits:top-1,axis=1",
-                 token);
+      fail_usage(
+          "failed to parse --postprocess with value '{}': expected [<output>:]top-<K>"
+          "[,axis=<A>], e.g. --postprocess top-5 logits:top-1,axis=1",
+          token);
     };
     if (spec.rfind("top-", 0) != 0) bad();
     std::string rest = spec.substr(4);
@@ -201,23 +207,24 @@ TopKOptions parse_top_k(const std::vector<std::string>& tokens) {
 
 size_t parse_byte_size(const std::string& flag, const std::string& text) {
   size_t digits = 0;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
-                                  text[digits] == '.'))
+  while (digits < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
     ++digits;
   std::string unit = text.substr(digits);
   std::transform(unit.begin(), unit.end(), unit.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   const std::optional<double> value = parse_number(text.substr(0, digits));
   const std::pair<const char*, double> units[] = {
-      {"", 1},          {"b", 1},         {"k", 0x1p10},   {"kb", 0x1p10}, {"kib", 0x1p10},
-      {"m", 0x1p20},    {"mb", 0x1p20},   {"mib", 0x1p20}, {"g", 0x1p30},  {"gb", 0x1p30},
-      {"gib", 0x1p30},  {"t", 0x1p40},    {"tb", 0x1p40},  {"tib", 0x1p40}};
+      {"", 1},         {"b", 1},       {"k", 0x1p10},   {"kb", 0x1p10}, {"kib", 0x1p10},
+      {"m", 0x1p20},   {"mb", 0x1p20}, {"mib", 0x1p20}, {"g", 0x1p30},  {"gb", 0x1p30},
+      {"gib", 0x1p30}, {"t", 0x1p40},  {"tb", 0x1p40},  {"tib", 0x1p40}};
   for (const auto& [name, scale] : units)
     if (value && digits > 0 && unit == name && *value * scale >= 1 && *value * scale < 0x1p62)
       return static_cast<size_t>(*value * scale);
-  fail_usage("failed to parse {} with value '{}': a size is a positive number of bytes with an "
-             "optional unit; valid units are K, M, G, T (powers of 1024, also KB/KiB...)",
-             flag, text);
+  fail_usage(
+      "failed to parse {} with value '{}': a size is a positive number of bytes with an "
+      "optional unit; valid units are K, M, G, T (powers of 1024, also KB/KiB...)",
+      flag, text);
 }
 
 }  // namespace parity::cli

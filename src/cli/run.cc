@@ -3,11 +3,11 @@
 #include "cli/app.h"
 #include "cli/gen_script.h"
 #include "cli/limit_args.h"
-#include "cli/scripts.h"
 #include "cli/parse_util.h"
+#include "cli/scripts.h"
 #include "comparator/comparator.h"
-#include "core/names.h"
 #include "core/logger.h"
+#include "core/names.h"
 #include "io/json.h"
 #include "layerwise/layerwise_comparator.h"
 #include "onnx/loaders.h"
@@ -16,8 +16,7 @@
 namespace parity::cli {
 
 CLI::App* setup_run(CLI::App& app, RunArgs& args) {
-  CLI::App* sub = app.add_subcommand(
-      "run", "Run inference and compare results across backends.");
+  CLI::App* sub = app.add_subcommand("run", "Run inference and compare results across backends.");
   add_logging_args(*sub, args.logging);
   add_model_args(*sub, args.model, /*with_outputs=*/true, /*required=*/false);
   add_backend_args(*sub);
@@ -62,26 +61,30 @@ std::string why_not_layerwise(const RunArgs& args, const std::vector<ConfiguredB
 void check_requests(const RunArgs& args, const std::vector<ConfiguredBackend>& backends,
                     const ComparatorOptions& cmp, const std::string& why_not_layerwise) {
   if (!backends.empty() && args.model.model_file.empty())
-    fail_usage("One or more runners was specified, but no model file was provided. Make sure "
-               "you've specified the model path, and also that it's not being consumed as an "
-               "argument for another parameter");
+    fail_usage(
+        "One or more runners was specified, but no model file was provided. Make sure "
+        "you've specified the model path, and also that it's not being consumed as an "
+        "argument for another parameter");
   if (backends.empty() && cmp.load_outputs.empty())
-    fail_usage("failed to run: nothing to run or compare; select runners ({}) or give results "
-               "to compare with --load-outputs",
-               [] {
-                 std::vector<std::string> flags;
-                 for (const Backend* b : BackendRegistry::global().all())
-                   flags.push_back(b->flag_list().front());
-                 return fmt::format("{}", fmt::join(flags, ", "));
-               }());
+    fail_usage(
+        "failed to run: nothing to run or compare; select runners ({}) or give results "
+        "to compare with --load-outputs",
+        [] {
+          std::vector<std::string> flags;
+          for (const Backend* b : BackendRegistry::global().all())
+            flags.push_back(b->flag_list().front());
+          return fmt::format("{}", fmt::join(flags, ", "));
+        }());
   if (cmp.local_error && !why_not_layerwise.empty())
-    fail_usage("failed to use --local-error: it needs a layer-wise run, and this run is not one: "
-               "{}",
-               why_not_layerwise);
+    fail_usage(
+        "failed to use --local-error: it needs a layer-wise run, and this run is not one: "
+        "{}",
+        why_not_layerwise);
   if (!cmp.report.empty() && backends.size() + cmp.load_outputs.size() < 2)
-    fail_usage("failed to use --report '{}': a report shows a comparison, and this run compares "
-               "nothing; give two runners, or a runner and --load-outputs",
-               cmp.report);
+    fail_usage(
+        "failed to use --report '{}': a report shows a comparison, and this run compares "
+        "nothing; give two runners, or a runner and --load-outputs",
+        cmp.report);
 }
 
 std::vector<std::string> input_names(const ir::Model& model) {
@@ -105,7 +108,8 @@ void check_input_names(const RunArgs& args, const ir::Model& model) {
   };
   for (const TensorMeta& m : parse_input_shapes("--input-shapes", args.data.input_shapes))
     check("--input-shapes", m.name);
-  for (const auto& [name, range] : parse_val_ranges(args.data.val_range)) check("--val-range", name);
+  for (const auto& [name, range] : parse_val_ranges(args.data.val_range))
+    check("--val-range", name);
 }
 
 // Per-output values (--atol out0:1e-3) must name outputs that are compared.
@@ -190,13 +194,13 @@ RunVerdict run_layerwise(const RunArgs& args, const std::vector<ConfiguredBacken
     logger().info("Loading inference results from {}", cmp.load_outputs[0]);
     saved = io::load_run_results(cmp.load_outputs[0]);
     if (saved->size() != 1)
-      fail_usage("failed to compare layer-wise with '{}' holding {} runners: layer-wise "
-                 "comparison takes one other source; save one runner's results per file",
-                 cmp.load_outputs[0], saved->size());
+      fail_usage(
+          "failed to compare layer-wise with '{}' holding {} runners: layer-wise "
+          "comparison takes one other source; save one runner's results per file",
+          cmp.load_outputs[0], saved->size());
     other.saved = &(*saved)[0];
   }
-  const LayerwiseRun run =
-      LayerwiseComparator::run(model, backends[ref_at], other, feeds, options);
+  const LayerwiseRun run = LayerwiseComparator::run(model, backends[ref_at], other, feeds, options);
   for (const LayerwiseResult& r : run.iterations) {
     if (!r.first_divergence) continue;
     std::vector<std::string> outputs;
@@ -218,16 +222,20 @@ RunEnd run_command(const RunArgs& args) {
   const std::vector<ConfiguredBackend> backends = args.backends.configure();
   const std::string why_not = why_not_layerwise(args, backends, cmp);
   check_requests(args, backends, cmp, why_not);
-  if (!args.gen_script.empty()) return RunEnd{std::nullopt, write_run_script(args, cmp, backends), true};
-  if (run_needs_python(args)) return RunEnd{std::nullopt, run_in_python(args, cmp, backends), false};
+  if (!args.gen_script.empty())
+    return RunEnd{std::nullopt, write_run_script(args, cmp, backends), true};
+  if (run_needs_python(args))
+    return RunEnd{std::nullopt, run_in_python(args, cmp, backends), false};
   const CompareFunc compare = cmp.compare_func();
   std::unique_ptr<FeedSource> feeds = args.data.make_feeds();
 
-  if (why_not.empty()) return RunEnd{run_layerwise(args, backends, cmp, *feeds), std::nullopt, false};
+  if (why_not.empty())
+    return RunEnd{run_layerwise(args, backends, cmp, *feeds), std::nullopt, false};
   if (args.model.marks_outputs())
-    logger().warning("Comparing the marked tensors as outputs, all held in memory, without the "
-                     "layer-wise summary: {}",
-                     why_not);
+    logger().warning(
+        "Comparing the marked tensors as outputs, all held in memory, without the "
+        "layer-wise summary: {}",
+        why_not);
 
   // Load the model once; every runner shares it.
   ModelPtr loaded = backends.empty() ? nullptr : args.model.loader()();
@@ -243,7 +251,8 @@ RunEnd run_command(const RunArgs& args) {
   run_options.warm_up = cmp.warm_up;
   run_options.strict_inputs = args.data.strict_inputs;
   if (!cmp.save_inputs.empty()) run_options.used_feeds = &used_feeds;
-  if (runners.empty()) logger().warning("No runners have been selected. Inference will not be run!");
+  if (runners.empty())
+    logger().warning("No runners have been selected. Inference will not be run!");
   RunResults results = Comparator::run(runners, *feeds, run_options);
 
   if (!cmp.save_inputs.empty()) save_inputs(cmp.save_inputs, used_feeds);
@@ -260,8 +269,8 @@ RunEnd run_command(const RunArgs& args) {
   std::optional<RunVerdict> verdict;
   if (results.size() > 1) {
     check_output_names(cmp, result_output_names(results));
-    AccuracyResult accuracy = Comparator::compare_accuracy(results, cmp.fail_fast, std::nullopt,
-                                                           compare);
+    AccuracyResult accuracy =
+        Comparator::compare_accuracy(results, cmp.fail_fast, std::nullopt, compare);
     verdict = RunVerdict::from_accuracy(accuracy);
     if (loaded && !accuracy) explain_failures(backends, *loaded, failing_outputs(accuracy));
     if (!cmp.report.empty())

@@ -8,10 +8,10 @@
 
 #include "comparator/compare_internal.h"
 #include "comparator/feed_coercion.h"
-#include "core/py_format.h"
-#include "core/numeric.h"
 #include "comparator/output_stats.h"
 #include "core/logger.h"
+#include "core/numeric.h"
+#include "core/py_format.h"
 
 namespace parity {
 
@@ -163,11 +163,13 @@ AccuracyResult Comparator::compare_accuracy(
       logger().extra_verbose("Finished comparing {} with {}", runner0, runner1);
     }
     const auto [passed, failed, total] = accuracy.stats(pair);
-    const std::string message =
-        fmt::format("Accuracy Summary | {} vs. {} | Passed: {}/{} iterations | Pass Rate: {}%",
-                    runner0, runner1, passed, total, format_repr(accuracy.percentage(pair) * 100.0));
-    if (passed == total) logger().finish("{}", message);
-    else logger().error("{}", message);
+    const std::string message = fmt::format(
+        "Accuracy Summary | {} vs. {} | Passed: {}/{} iterations | Pass Rate: {}%", runner0,
+        runner1, passed, total, format_repr(accuracy.percentage(pair) * 100.0));
+    if (passed == total)
+      logger().finish("{}", message);
+    else
+      logger().error("{}", message);
   }
   return accuracy;
 }
@@ -220,8 +222,10 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
         valid = false;
       }
     }
-    if (valid) logger().finish("PASSED | Output: {} is valid", name);
-    else logger().error("FAILED | Errors detected in output: {}", name);
+    if (valid)
+      logger().finish("PASSED | Output: {} is valid", name);
+    else
+      logger().error("FAILED | Errors detected in output: {}", name);
     return valid;
   };
 
@@ -234,8 +238,10 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
         all_valid &= validate_output(runner, name, t);
         if (fail_fast && !all_valid) return false;
       }
-  if (all_valid) logger().finish("PASSED | Output Validation");
-  else logger().error("FAILED | Output Validation");
+  if (all_valid)
+    logger().finish("PASSED | Output Validation");
+  else
+    logger().error("FAILED | Output Validation");
   return all_valid;
 }
 

@@ -5,9 +5,9 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "core/py_format.h"
 #include "comparator/output_stats.h"
 #include "core/logger.h"
+#include "core/py_format.h"
 
 namespace parity {
 

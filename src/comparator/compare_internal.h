@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "stats/differences.h"
 #include "comparator/struct.h"
+#include "stats/differences.h"
 
 namespace parity {
 
@@ -19,9 +19,9 @@ std::optional<std::string> find_str_in_names(const std::string& name,
                                              std::optional<size_t> index = std::nullopt);
 
 // Compares one output pair, logging its report; returns its result.
-using OutputMatchFunc = std::function<OutputCompareResult(
-    const std::string& out0_name, const Tensor& out0, const std::string& out1_name,
-    const Tensor& out1)>;
+using OutputMatchFunc =
+    std::function<OutputCompareResult(const std::string& out0_name, const Tensor& out0,
+                                      const std::string& out1_name, const Tensor& out1)>;
 
 // Pairs every output of r0 with one of r1, runs `match` on each pair (indented under a
 // "Comparing Output: ..." line) and logs the iteration's verdict. Throws when outputs exist but

@@ -5,9 +5,9 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "core/py_format.h"
 #include "core/error.h"
 #include "core/logger.h"
+#include "core/py_format.h"
 
 namespace parity {
 
@@ -19,10 +19,8 @@ std::string lower(std::string s) {
 }
 
 constexpr std::pair<ErrorStat, std::string_view> kErrorStatNames[] = {
-    {ErrorStat::kMax, "max"},
-    {ErrorStat::kMean, "mean"},
-    {ErrorStat::kMedian, "median"},
-    {ErrorStat::kElemwise, "elemwise"},
+    {ErrorStat::kMax, "max"},           {ErrorStat::kMean, "mean"},
+    {ErrorStat::kMedian, "median"},     {ErrorStat::kElemwise, "elemwise"},
     {ErrorStat::kQuantile, "quantile"},
 };
 
@@ -91,8 +89,10 @@ IterationCompareResult run_comparison(const OutputMatchFunc& match, bool fail_fa
     // Polygraphy keys results by r0's output name: a repeated pairing overwrites.
     auto it = std::find_if(status.begin(), status.end(),
                            [&](const auto& e) { return e.first == out0_name; });
-    if (it != status.end()) it->second = result;
-    else status.emplace_back(out0_name, result);
+    if (it != status.end())
+      it->second = result;
+    else
+      status.emplace_back(out0_name, result);
     if (fail_fast && !result.passed) return status;
   }
 

@@ -5,11 +5,11 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "core/py_format.h"
-#include "core/numeric.h"
 #include "comparator/output_stats.h"
 #include "comparator/tensor_error.h"
 #include "core/logger.h"
+#include "core/numeric.h"
+#include "core/py_format.h"
 
 namespace parity {
 
@@ -55,9 +55,10 @@ std::optional<TensorErrorStats> measure(const std::string& name, const Tensor& o
     return std::nullopt;
   }
   if (out0.numel() != out1.numel())
-    fail("failed to match the shape of output '{}' {} with {}: without shape checking the "
-         "element counts must still be equal",
-         name, shape_str(out1.shape()), shape_str(out0.shape()));
+    fail(
+        "failed to match the shape of output '{}' {} with {}: without shape checking the "
+        "element counts must still be equal",
+        name, shape_str(out1.shape()), shape_str(out0.shape()));
   TensorCompareOptions o = options;
   o.check_shapes = false;
   return compare_tensors(name, out0, out1.reshaped(out0.shape()), o);
@@ -67,8 +68,8 @@ std::optional<TensorErrorStats> measure(const std::string& name, const Tensor& o
 
 CompareFunc compare_func::distance(DistanceCompareOptions options) {
   return [options](const IterationResult& r0, const IterationResult& r1) {
-    auto match = [&](const std::string& out0_name, const Tensor& out0,
-                     const std::string& out1_name, const Tensor& out1) {
+    auto match = [&](const std::string& out0_name, const Tensor& out0, const std::string& out1_name,
+                     const Tensor& out1) {
       const double l2_tol = options.l2_tolerance.get(out0_name, 1e-5);
       const double cos_min = options.cosine_similarity_threshold.get(out0_name, 0.997);
       logger().info("Thresholds: [l2={}, cosine-similarity={}] | Checking distance metrics",
@@ -77,8 +78,7 @@ CompareFunc compare_func::distance(DistanceCompareOptions options) {
       o.metric = CompareMetric::kDistance;
       o.l2_tolerance = l2_tol;
       o.cosine_similarity_threshold = cos_min;
-      std::optional<TensorErrorStats> s =
-          measure(out0_name, out0, out1, options.check_shapes, o);
+      std::optional<TensorErrorStats> s = measure(out0_name, out0, out1, options.check_shapes, o);
       if (!s) return OutputCompareResult{};
       log_both_outputs(r0, out0_name, out0, r1, out1_name, out1, !s->passed);
       logger().info("Distance Metrics: L2 norm={}, cosine similarity={}", format_g(s->l2, 5),
@@ -86,12 +86,13 @@ CompareFunc compare_func::distance(DistanceCompareOptions options) {
       if (!s->note.empty()) logger().info("Note: {}", s->note);
       if (s->passed)
         logger().finish("PASSED | Output: '{}' | L2 norm {} <= {} and cosine similarity {} >= {}",
-                        out0_name, format_g(s->l2, 5), format_repr(l2_tol),
-                        format_g(s->cosine, 5), format_repr(cos_min));
+                        out0_name, format_g(s->l2, 5), format_repr(l2_tol), format_g(s->cosine, 5),
+                        format_repr(cos_min));
       else
-        logger().error("FAILED | Output: '{}' | Distance exceeds thresholds (l2={}, "
-                       "cosine-similarity={})",
-                       out0_name, format_repr(l2_tol), format_repr(cos_min));
+        logger().error(
+            "FAILED | Output: '{}' | Distance exceeds thresholds (l2={}, "
+            "cosine-similarity={})",
+            out0_name, format_repr(l2_tol), format_repr(cos_min));
       return to_result(*s);
     };
     return run_comparison(match, options.fail_fast, r0, r1);
@@ -100,8 +101,8 @@ CompareFunc compare_func::distance(DistanceCompareOptions options) {
 
 CompareFunc compare_func::quality(QualityCompareOptions options) {
   return [options](const IterationResult& r0, const IterationResult& r1) {
-    auto match = [&](const std::string& out0_name, const Tensor& out0,
-                     const std::string& out1_name, const Tensor& out1) {
+    auto match = [&](const std::string& out0_name, const Tensor& out0, const std::string& out1_name,
+                     const Tensor& out1) {
       const double psnr_min = options.psnr_tolerance.get(out0_name, 30.0);
       const double snr_min = options.snr_tolerance.get(out0_name, 20.0);
       logger().info("Thresholds: [psnr={} dB, snr={} dB] | Checking quality metrics",
@@ -110,17 +111,16 @@ CompareFunc compare_func::quality(QualityCompareOptions options) {
       o.metric = CompareMetric::kQuality;
       o.psnr_tolerance = psnr_min;
       o.snr_tolerance = snr_min;
-      std::optional<TensorErrorStats> s =
-          measure(out0_name, out0, out1, options.check_shapes, o);
+      std::optional<TensorErrorStats> s = measure(out0_name, out0, out1, options.check_shapes, o);
       if (!s) return OutputCompareResult{};
       log_both_outputs(r0, out0_name, out0, r1, out1_name, out1, !s->passed);
       logger().info("Quality Metrics: PSNR={} dB, SNR={} dB", format_g(s->psnr, 5),
                     format_g(s->snr, 5));
       if (!s->note.empty()) logger().info("Note: {}", s->note);
       if (s->passed)
-        logger().finish("PASSED | Output: '{}' | PSNR {} dB >= {} and SNR {} dB >= {}",
-                        out0_name, format_g(s->psnr, 5), format_repr(psnr_min),
-                        format_g(s->snr, 5), format_repr(snr_min));
+        logger().finish("PASSED | Output: '{}' | PSNR {} dB >= {} and SNR {} dB >= {}", out0_name,
+                        format_g(s->psnr, 5), format_repr(psnr_min), format_g(s->snr, 5),
+                        format_repr(snr_min));
       else
         logger().error("FAILED | Output: '{}' | Quality below thresholds (psnr={} dB, snr={} dB)",
                        out0_name, format_repr(psnr_min), format_repr(snr_min));

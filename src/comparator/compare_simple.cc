@@ -8,12 +8,12 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "comparator/simple_verdict.h"
-#include "core/py_format.h"
-#include "core/numeric.h"
 #include "comparator/output_stats.h"
+#include "comparator/simple_verdict.h"
 #include "core/error.h"
 #include "core/logger.h"
+#include "core/numeric.h"
+#include "core/py_format.h"
 
 namespace parity {
 
@@ -173,9 +173,9 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
       const size_t i = static_cast<size_t>(s);
       if (!counts) {
         for (int k = 0; k < 4; ++k)
-          bins[static_cast<size_t>(k)] = Histogram10::make(
-              pair.kind(k), n, k < 2 ? std::optional(range) : std::nullopt,
-              stats.basic[static_cast<size_t>(k)]);
+          bins[static_cast<size_t>(k)] =
+              Histogram10::make(pair.kind(k), n, k < 2 ? std::optional(range) : std::nullopt,
+                                stats.basic[static_cast<size_t>(k)]);
         std::vector<const Histogram10*> use;
         for (const auto& b : bins) use.push_back(b ? &*b : nullptr);
         counts = stream_histograms(pair, use);
@@ -187,18 +187,24 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
     const size_t i = static_cast<size_t>(s);
     return str_output_stats(pair.kind(s), out0.shape(), n, name, stats.basic[i], stats.order[i]);
   };
-  log_output_stats(line(0, runner0 + ": " + out0_name), failed, n,
-                   [&] { return numpy_array_str(out0); }, histogram(0));
-  log_output_stats(line(1, runner1 + ": " + out1_name), failed, n,
-                   [&] { return numpy_array_str(out1); }, histogram(1));
+  log_output_stats(
+      line(0, runner0 + ": " + out0_name), failed, n, [&] { return numpy_array_str(out0); },
+      histogram(0));
+  log_output_stats(
+      line(1, runner1 + ": " + out1_name), failed, n, [&] { return numpy_array_str(out1); },
+      histogram(1));
 
   logger().info("Error Metrics: {}", out0_name);
   Logger::Indent indent;
   double req_abs = r.max_absdiff, req_rel = r.max_reldiff;
   std::string suffix;
   switch (tol.stat) {
-    case ErrorStat::kMean: req_abs = r.mean_absdiff, req_rel = r.mean_reldiff; break;
-    case ErrorStat::kMedian: req_abs = r.median_absdiff, req_rel = r.median_reldiff; break;
+    case ErrorStat::kMean:
+      req_abs = r.mean_absdiff, req_rel = r.mean_reldiff;
+      break;
+    case ErrorStat::kMedian:
+      req_abs = r.median_absdiff, req_rel = r.median_reldiff;
+      break;
     case ErrorStat::kQuantile:
       req_abs = *r.quantile_absdiff, req_rel = *r.quantile_reldiff;
       suffix = fmt::format(" (quantile={})", format_repr(tol.quantile));
@@ -206,17 +212,17 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
     case ErrorStat::kElemwise:
       suffix = " (requirements may be lower if both abs/rel tolerances are set)";
       break;
-    case ErrorStat::kMax: break;
+    case ErrorStat::kMax:
+      break;
   }
   logger().info("Minimum Required Tolerance: {} error | [abs={}] OR [rel={}]{}",
                 error_stat_name(tol.stat), format_g(req_abs, 5), format_g(req_rel, 5), suffix);
-  for (const auto& [s, name] : {std::pair(abs_s, "Absolute Difference"),
-                                std::pair(rel_s, "Relative Difference")}) {
-    log_output_stats(line(s, name), failed, n,
-                     [&, s = s] {
-                       return numpy_array_str(small_stream(pair, s, out0.shape()).to_tensor());
-                     },
-                     histogram(s));
+  for (const auto& [s, name] :
+       {std::pair(abs_s, "Absolute Difference"), std::pair(rel_s, "Relative Difference")}) {
+    log_output_stats(
+        line(s, name), failed, n,
+        [&, s = s] { return numpy_array_str(small_stream(pair, s, out0.shape()).to_tensor()); },
+        histogram(s));
   }
   return r;
 }
@@ -237,8 +243,10 @@ OutputCompareResult check_strings_match(const Tensor& out0, const Tensor& out1,
   r.max_absdiff = r.mean_absdiff = r.median_absdiff = r.passed ? 0 : 1;
   r.max_reldiff = r.mean_reldiff = r.median_reldiff = r.passed ? 0 : 1;
   logger().info("String output: {} of {} element(s) differ", differing, out0.numel());
-  if (!r.passed) logger().error("FAILED | Output: '{}' | Strings differ", out0_name);
-  else logger().finish("PASSED | Output: '{}' | All strings are equal", out0_name);
+  if (!r.passed)
+    logger().error("FAILED | Output: '{}' | Strings differ", out0_name);
+  else
+    logger().finish("PASSED | Output: '{}' | All strings are equal", out0_name);
   return r;
 }
 
@@ -271,9 +279,10 @@ CompareFunc compare_func::simple(SimpleCompareOptions options) {
         return OutputCompareResult{};
       }
       if (output0.numel() != output1.numel())
-        fail("failed to match the shape of output '{}' {} with {}: without shape checking the "
-             "element counts must still be equal",
-             out0_name, shape_str(output1.shape()), shape_str(output0.shape()));
+        fail(
+            "failed to match the shape of output '{}' {} with {}: without shape checking the "
+            "element counts must still be equal",
+            out0_name, shape_str(output1.shape()), shape_str(output0.shape()));
       // Without shape checking, both are viewed with the first output's shape.
       const Tensor out0 = output0;
       const Tensor out1 = output1.reshaped(output0.shape());

@@ -186,13 +186,15 @@ std::vector<const TensorMeta*> match_user_metadata(const TensorMetadata& user,
       used |= name == entry.name || glob_match(name, entry.name);
     if (used) continue;
     if (contains_wildcard(entry.name)) {
-      logger().warning("Input tensor wildcard: {} | Metadata was provided, but none of the matched "
-                       "inputs exist in one or more runners.",
-                       entry.name);
+      logger().warning(
+          "Input tensor wildcard: {} | Metadata was provided, but none of the matched "
+          "inputs exist in one or more runners.",
+          entry.name);
     } else {
-      std::string msg = fmt::format("Input tensor: {} | Metadata was provided, but the input does "
-                                    "not exist in one or more runners.",
-                                    entry.name);
+      std::string msg = fmt::format(
+          "Input tensor: {} | Metadata was provided, but the input does "
+          "not exist in one or more runners.",
+          entry.name);
       if (auto close = close_match(entry.name, names))
         msg += fmt::format("\nMaybe you meant to set: {}?", *close);
       logger().warning("{}", msg);
@@ -242,9 +244,10 @@ InputPlan plan_input(const TensorMeta& input, const TensorMeta* user_entry,
   }
 
   if (!dims)
-    fail("failed to generate input {} with shape None: its rank is unknown; give its shape with "
-         "--input-shapes {}:[...]",
-         name, name);
+    fail(
+        "failed to generate input {} with shape None: its rank is unknown; give its shape with "
+        "--input-shapes {}:[...]",
+        name, name);
   for (const Dim& d : *dims) plan.shape.push_back(d.is_fixed() ? d.value : 1);
   if (!dims_are_fixed(*dims)) {
     logger().log_once(Severity::kWarning,
@@ -266,9 +269,10 @@ std::pair<double, double> value_range(const DataLoaderOptions& options, const st
 // Python's int(x) for a float bound: truncation; inf and NaN cannot become integers.
 double python_int(double x, const std::string& name, double min, double max) {
   if (!std::isfinite(x))
-    fail("failed to generate input {} with val_range [{}, {}]: an integer input needs finite "
-         "bounds (Python's int() rejects {}); give finite values in --val-range",
-         name, py_float(min), py_float(max), py_float(x));
+    fail(
+        "failed to generate input {} with val_range [{}, {}]: an integer input needs finite "
+        "bounds (Python's int() rejects {}); give finite values in --val-range",
+        name, py_float(min), py_float(max), py_float(x));
   return std::trunc(x) + 0.0;  // + 0.0 turns -0 into 0, as int(-0.5) is 0
 }
 
@@ -280,15 +284,24 @@ struct RandintLimits {
 
 RandintLimits randint_limits(DataType t) {
   switch (t) {
-    case DataType::kBool: return {0, 2};
-    case DataType::kInt8: return {-128.0, 128.0};
-    case DataType::kInt16: return {-32768.0, 32768.0};
-    case DataType::kInt32: return {-2147483648.0, 2147483648.0};
-    case DataType::kInt64: return {-9223372036854775808.0, 9223372036854775808.0};
-    case DataType::kUInt8: return {0, 256.0};
-    case DataType::kUInt16: return {0, 65536.0};
-    case DataType::kUInt32: return {0, 4294967296.0};
-    default: return {0, 18446744073709551616.0};  // uint64
+    case DataType::kBool:
+      return {0, 2};
+    case DataType::kInt8:
+      return {-128.0, 128.0};
+    case DataType::kInt16:
+      return {-32768.0, 32768.0};
+    case DataType::kInt32:
+      return {-2147483648.0, 2147483648.0};
+    case DataType::kInt64:
+      return {-9223372036854775808.0, 9223372036854775808.0};
+    case DataType::kUInt8:
+      return {0, 256.0};
+    case DataType::kUInt16:
+      return {0, 65536.0};
+    case DataType::kUInt32:
+      return {0, 4294967296.0};
+    default:
+      return {0, 18446744073709551616.0};  // uint64
   }
 }
 
@@ -321,17 +334,20 @@ Tensor generate_integers(const std::string& name, DataType dtype, const Shape& s
   const RandintLimits limits = randint_limits(dtype);
   const std::string_view type = dtype_name(dtype);
   if (low < limits.min)
-    fail("failed to generate input {} with val_range [{}, {}]: low is out of bounds for {}; the "
-         "range must fit in {}",
-         name, py_float(min), py_float(max), type, type);
+    fail(
+        "failed to generate input {} with val_range [{}, {}]: low is out of bounds for {}; the "
+        "range must fit in {}",
+        name, py_float(min), py_float(max), type, type);
   if (high >= limits.max_exclusive)
-    fail("failed to generate input {} with val_range [{}, {}]: high is out of bounds for {}; the "
-         "range must fit in {}",
-         name, py_float(min), py_float(max), type, type);
+    fail(
+        "failed to generate input {} with val_range [{}, {}]: high is out of bounds for {}; the "
+        "range must fit in {}",
+        name, py_float(min), py_float(max), type, type);
   if (low > high)
-    fail("failed to generate input {} with val_range [{}, {}]: low > high; give the minimum "
-         "first",
-         name, py_float(min), py_float(max));
+    fail(
+        "failed to generate input {} with val_range [{}, {}]: low > high; give the minimum "
+        "first",
+        name, py_float(min), py_float(max));
   const uint64_t off = as_wrapped_uint64(low);
   rng.bounded_fill(dtype, off, as_wrapped_uint64(high) - off, out.raw_data(),
                    static_cast<size_t>(out.numel()));
@@ -342,8 +358,8 @@ Tensor generate_floats(const std::string& name, std::optional<DataType> dtype, c
                        const DataLoaderOptions& options, NumpyRandomState& rng) {
   auto [min, max] = value_range(options, name);
   logger().log_once(Severity::kVerbose,
-                    fmt::format("Input tensor: {} | Generating input data in range: [{}, {}]",
-                                name, py_float(min), py_float(max)));
+                    fmt::format("Input tensor: {} | Generating input data in range: [{}, {}]", name,
+                                py_float(min), py_float(max)));
   // Infinite bounds scale the sample instead of shifting it, so that they survive (inf - inf
   // would be NaN); Polygraphy's ArraySampler.sample_float does the same.
   double scale = max - min, shift = min;
@@ -390,14 +406,30 @@ Tensor generate_shape_tensor(const std::string& name, std::optional<DataType> dt
   Tensor out(dtype.value_or(DataType::kInt64), {static_cast<int64_t>(v.size())});
   for (size_t i = 0; i < v.size(); ++i) {
     switch (out.dtype()) {
-      case DataType::kInt8: out.data<int8_t>()[i] = static_cast<int8_t>(v[i]); break;
-      case DataType::kInt16: out.data<int16_t>()[i] = static_cast<int16_t>(v[i]); break;
-      case DataType::kInt32: out.data<int32_t>()[i] = static_cast<int32_t>(v[i]); break;
-      case DataType::kUInt8: out.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]); break;
-      case DataType::kUInt16: out.data<uint16_t>()[i] = static_cast<uint16_t>(v[i]); break;
-      case DataType::kUInt32: out.data<uint32_t>()[i] = static_cast<uint32_t>(v[i]); break;
-      case DataType::kUInt64: out.data<uint64_t>()[i] = static_cast<uint64_t>(v[i]); break;
-      default: out.data<int64_t>()[i] = v[i]; break;
+      case DataType::kInt8:
+        out.data<int8_t>()[i] = static_cast<int8_t>(v[i]);
+        break;
+      case DataType::kInt16:
+        out.data<int16_t>()[i] = static_cast<int16_t>(v[i]);
+        break;
+      case DataType::kInt32:
+        out.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+        break;
+      case DataType::kUInt8:
+        out.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
+        break;
+      case DataType::kUInt16:
+        out.data<uint16_t>()[i] = static_cast<uint16_t>(v[i]);
+        break;
+      case DataType::kUInt32:
+        out.data<uint32_t>()[i] = static_cast<uint32_t>(v[i]);
+        break;
+      case DataType::kUInt64:
+        out.data<uint64_t>()[i] = static_cast<uint64_t>(v[i]);
+        break;
+      default:
+        out.data<int64_t>()[i] = v[i];
+        break;
     }
   }
   return out;
@@ -412,9 +444,10 @@ void warn_unused_val_ranges(const DataLoaderOptions& options, const TensorMetada
     if (std::find(expected.begin(), expected.end(), key) == expected.end()) extra.push_back(key);
   }
   if (extra.empty()) return;
-  logger().warning("Extra items in val_range: {}.\nNote: All items are: {}, but items provided "
-                   "were: {}",
-                   py_set(extra), py_set(expected), py_set(provided));
+  logger().warning(
+      "Extra items in val_range: {}.\nNote: All items are: {}, but items provided "
+      "were: {}",
+      py_set(extra), py_set(expected), py_set(provided));
 }
 
 }  // namespace
@@ -435,9 +468,10 @@ std::optional<TensorMap> DataLoader::get(size_t index) {
     return std::nullopt;
   const uint64_t seed = static_cast<uint64_t>(options_.seed) + index;
   if (seed > UINT32_MAX)
-    fail("failed to generate inputs with seed {} (seed {} + iteration {}): NumPy's RandomState "
-         "takes seeds from 0 to 2**32 - 1; use a smaller --seed",
-         seed, options_.seed, index);
+    fail(
+        "failed to generate inputs with seed {} (seed {} + iteration {}): NumPy's RandomState "
+        "takes seeds from 0 to 2**32 - 1; use a smaller --seed",
+        seed, options_.seed, index);
   logger().verbose("Generating data using numpy seed: {}", seed);
   NumpyRandomState rng(static_cast<uint32_t>(seed));
 

@@ -24,19 +24,29 @@ std::string py_shape(const Shape& s) {
 // The range of an element type, for the out-of-range warning of a cast.
 std::optional<std::pair<double, double>> type_range(DataType t) {
   switch (t) {
-    case DataType::kInt8: return std::pair<double, double>{-128, 127};
-    case DataType::kUInt8: return std::pair<double, double>{0, 255};
-    case DataType::kInt16: return std::pair<double, double>{-32768, 32767};
-    case DataType::kUInt16: return std::pair<double, double>{0, 65535};
-    case DataType::kInt32: return std::pair<double, double>{-2147483648.0, 2147483647.0};
-    case DataType::kUInt32: return std::pair<double, double>{0, 4294967295.0};
-    case DataType::kInt64: return std::pair<double, double>{-0x1p63, 0x1p63};
-    case DataType::kUInt64: return std::pair<double, double>{0, 0x1p64};
-    case DataType::kFloat16: return std::pair<double, double>{-65504, 65504};
+    case DataType::kInt8:
+      return std::pair<double, double>{-128, 127};
+    case DataType::kUInt8:
+      return std::pair<double, double>{0, 255};
+    case DataType::kInt16:
+      return std::pair<double, double>{-32768, 32767};
+    case DataType::kUInt16:
+      return std::pair<double, double>{0, 65535};
+    case DataType::kInt32:
+      return std::pair<double, double>{-2147483648.0, 2147483647.0};
+    case DataType::kUInt32:
+      return std::pair<double, double>{0, 4294967295.0};
+    case DataType::kInt64:
+      return std::pair<double, double>{-0x1p63, 0x1p63};
+    case DataType::kUInt64:
+      return std::pair<double, double>{0, 0x1p64};
+    case DataType::kFloat16:
+      return std::pair<double, double>{-65504, 65504};
     case DataType::kFloat32:
       return std::pair<double, double>{-std::numeric_limits<float>::max(),
                                        std::numeric_limits<float>::max()};
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -158,9 +168,10 @@ TensorMap coerce_feed(const TensorMap& cached, const TensorMetadata& meta) {
         for (double v : tensor_to_doubles(buffer))
           out_of_range |= v < range->first || v > range->second;
         if (out_of_range)
-          logger().warning("Some values in this input are out of range of {}. Unexpected "
-                           "behavior may ensue!",
-                           dtype_name(*m.dtype));
+          logger().warning(
+              "Some values in this input are out of range of {}. Unexpected "
+              "behavior may ensue!",
+              dtype_name(*m.dtype));
       }
       buffer = cast_tensor(buffer, *m.dtype);
     }

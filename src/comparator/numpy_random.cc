@@ -131,23 +131,34 @@ struct IntBounds {
 };
 
 [[noreturn]] void fail_not_integer(DataType dtype) {
-  fail("failed to draw random integers of dtype {}: randint supports only integer types and "
-       "bool; valid: bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64",
-       dtype_name(dtype));
+  fail(
+      "failed to draw random integers of dtype {}: randint supports only integer types and "
+      "bool; valid: bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64",
+      dtype_name(dtype));
 }
 
 IntBounds int_bounds(DataType dtype) {
   switch (dtype) {
-    case DataType::kBool: return {0, 1};
-    case DataType::kInt8: return {INT8_MIN, INT8_MAX};
-    case DataType::kInt16: return {INT16_MIN, INT16_MAX};
-    case DataType::kInt32: return {INT32_MIN, INT32_MAX};
-    case DataType::kInt64: return {INT64_MIN, INT64_MAX};
-    case DataType::kUInt8: return {0, UINT8_MAX};
-    case DataType::kUInt16: return {0, UINT16_MAX};
-    case DataType::kUInt32: return {0, UINT32_MAX};
-    case DataType::kUInt64: return {0, UINT64_MAX};
-    default: fail_not_integer(dtype);
+    case DataType::kBool:
+      return {0, 1};
+    case DataType::kInt8:
+      return {INT8_MIN, INT8_MAX};
+    case DataType::kInt16:
+      return {INT16_MIN, INT16_MAX};
+    case DataType::kInt32:
+      return {INT32_MIN, INT32_MAX};
+    case DataType::kInt64:
+      return {INT64_MIN, INT64_MAX};
+    case DataType::kUInt8:
+      return {0, UINT8_MAX};
+    case DataType::kUInt16:
+      return {0, UINT16_MAX};
+    case DataType::kUInt32:
+      return {0, UINT32_MAX};
+    case DataType::kUInt64:
+      return {0, UINT64_MAX};
+    default:
+      fail_not_integer(dtype);
   }
 }
 
@@ -229,7 +240,8 @@ void NumpyRandomState::bounded_fill(DataType dtype, uint64_t off, uint64_t rng, 
     case DataType::kUInt64:
       fill_64(*this, off, rng, static_cast<uint64_t*>(out), count);
       break;
-    default: fail_not_integer(dtype);
+    default:
+      fail_not_integer(dtype);
   }
 }
 
@@ -250,14 +262,22 @@ int64_t NumpyRandomState::randint(int64_t low, int64_t high, DataType dtype) {
   const uint64_t off = static_cast<uint64_t>(low);
   const uint64_t rng = static_cast<uint64_t>(last - low);
   switch (dtype) {
-    case DataType::kBool: return draw_one<bool>(*this, dtype, off, rng);
-    case DataType::kInt8: return draw_one<int8_t>(*this, dtype, off, rng);
-    case DataType::kUInt8: return draw_one<uint8_t>(*this, dtype, off, rng);
-    case DataType::kInt16: return draw_one<int16_t>(*this, dtype, off, rng);
-    case DataType::kUInt16: return draw_one<uint16_t>(*this, dtype, off, rng);
-    case DataType::kInt32: return draw_one<int32_t>(*this, dtype, off, rng);
-    case DataType::kUInt32: return draw_one<uint32_t>(*this, dtype, off, rng);
-    default: return draw_one<int64_t>(*this, dtype, off, rng);  // uint64 wraps above INT64_MAX
+    case DataType::kBool:
+      return draw_one<bool>(*this, dtype, off, rng);
+    case DataType::kInt8:
+      return draw_one<int8_t>(*this, dtype, off, rng);
+    case DataType::kUInt8:
+      return draw_one<uint8_t>(*this, dtype, off, rng);
+    case DataType::kInt16:
+      return draw_one<int16_t>(*this, dtype, off, rng);
+    case DataType::kUInt16:
+      return draw_one<uint16_t>(*this, dtype, off, rng);
+    case DataType::kInt32:
+      return draw_one<int32_t>(*this, dtype, off, rng);
+    case DataType::kUInt32:
+      return draw_one<uint32_t>(*this, dtype, off, rng);
+    default:
+      return draw_one<int64_t>(*this, dtype, off, rng);  // uint64 wraps above INT64_MAX
   }
 }
 

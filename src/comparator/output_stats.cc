@@ -19,8 +19,8 @@ std::string unravel_index_str(int64_t flat, const Shape& shape, size_t size) {
 
 std::string str_output_stats(const NumArray& a, const std::string& name) {
   const FusedStats stats = compute_fused_stats(
-      NumArraySource(a), {StreamRequest{true, a.kind == NumKind::kBool ? std::vector<double>{}
-                                                                        : kReportQuantiles}});
+      NumArraySource(a),
+      {StreamRequest{true, a.kind == NumKind::kBool ? std::vector<double>{} : kReportQuantiles}});
   return str_output_stats(a, name, stats.basic[0], stats.order[0]);
 }
 
@@ -29,9 +29,8 @@ std::string str_output_stats(const NumArray& a, const std::string& name, const B
   return str_output_stats(a.kind, a.shape, a.size(), name, s, order);
 }
 
-std::string str_output_stats(NumKind kind, const Shape& shape, size_t size,
-                             const std::string& name, const BasicStats& s,
-                             const OrderStats& order) {
+std::string str_output_stats(NumKind kind, const Shape& shape, size_t size, const std::string& name,
+                             const BasicStats& s, const OrderStats& order) {
   std::string r = name.empty() ? "" : name + " | Stats: ";
   r += fmt::format(
       "mean={}, std-dev={}, var={}, median={}, min={} at {}, max={} at {}, avg-magnitude={}",
@@ -49,8 +48,8 @@ std::string str_histogram(const NumArray& a, std::optional<std::pair<double, dou
                           const BasicStats* stats) {
   if (a.kind == NumKind::kBool) return "";
   const BasicStats own = stats || range || a.size() == 0 ? BasicStats{} : compute_basic_stats(a);
-  const std::optional<Histogram10> h = Histogram10::make(a.kind, a.size(), range,
-                                                         stats ? *stats : own);
+  const std::optional<Histogram10> h =
+      Histogram10::make(a.kind, a.size(), range, stats ? *stats : own);
   if (!h) return "";
   std::array<int64_t, Histogram10::kBins> counts{};
   for (double x : a.values) {

@@ -23,8 +23,8 @@ std::string str_output_stats(const NumArray& a, const std::string& name);
 std::string str_output_stats(const NumArray& a, const std::string& name, const BasicStats& s,
                              const OrderStats& order);
 // The same for an array known by its kind, shape and size only (a stream never stored).
-std::string str_output_stats(NumKind kind, const Shape& shape, size_t size,
-                             const std::string& name, const BasicStats& s, const OrderStats& order);
+std::string str_output_stats(NumKind kind, const Shape& shape, size_t size, const std::string& name,
+                             const BasicStats& s, const OrderStats& order);
 
 // The 10-bin "---- Histogram ----" block (no trailing newline); empty when there is nothing to
 // show (bool data, no elements, a range NumPy rejects).

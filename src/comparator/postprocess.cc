@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "comparator/comparator.h"
-#include "core/numeric.h"
 #include "core/error.h"
+#include "core/numeric.h"
 
 namespace parity {
 
@@ -15,9 +15,10 @@ Tensor postprocess_func::top_k_indices(const Tensor& t, int64_t k, int64_t axis)
   if (rank == 0)
     fail("failed to take the top-{} of a scalar output: top-K needs at least one dimension", k);
   if (axis < -rank || axis >= rank)
-    fail("failed to take the top-{} along axis {} of an output of shape {}: the axis must be in "
-         "[{}, {}]",
-         k, axis, shape_str(t.shape()), -rank, rank - 1);
+    fail(
+        "failed to take the top-{} along axis {} of an output of shape {}: the axis must be in "
+        "[{}, {}]",
+        k, axis, shape_str(t.shape()), -rank, rank - 1);
   if (k < 0) fail("failed to take the top-{} of an output: k must not be negative", k);
   if (axis < 0) axis += rank;
 
@@ -47,7 +48,8 @@ Tensor postprocess_func::top_k_indices(const Tensor& t, int64_t k, int64_t axis)
         if (std::isnan(y)) return !std::isnan(x);
         return x > y;
       });
-      for (int64_t j = 0; j < kept; ++j) dst[(o * kept + j) * inner + i] = order[static_cast<size_t>(j)];
+      for (int64_t j = 0; j < kept; ++j)
+        dst[(o * kept + j) * inner + i] = order[static_cast<size_t>(j)];
     }
   return out;
 }

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "core/py_format.h"
 #include "core/error.h"
 #include "core/logger.h"
+#include "core/py_format.h"
 
 namespace parity {
 

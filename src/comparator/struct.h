@@ -23,7 +23,8 @@ class RunResults {
  public:
   using Entry = std::pair<std::string, std::vector<IterationResult>>;
 
-  void add(std::vector<IterationResult> iterations, const std::string& runner_name = "custom_runner");
+  void add(std::vector<IterationResult> iterations,
+           const std::string& runner_name = "custom_runner");
   // Replaces the entry with this name, or appends one.
   void set(const std::string& runner_name, std::vector<IterationResult> iterations);
   const std::vector<IterationResult>& at(const std::string& runner_name) const;  // Error if absent

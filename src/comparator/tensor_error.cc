@@ -8,11 +8,11 @@
 #include <type_traits>
 
 #include "comparator/compare_internal.h"
-#include "comparator/simple_verdict.h"
-#include "stats/fused_stats.h"
-#include "core/numeric.h"
 #include "comparator/output_stats.h"
+#include "comparator/simple_verdict.h"
+#include "core/numeric.h"
 #include "core/thread_pool.h"
+#include "stats/fused_stats.h"
 
 namespace parity {
 
@@ -34,9 +34,9 @@ struct BlockCounts {
 };
 
 template <typename T>
-__attribute__((always_inline)) inline BlockCounts count_body(const T* abs, const T* rel,
-                                                             int64_t n, double abs_tol,
-                                                             double rel_tol, double inv_abs_tol,
+__attribute__((always_inline)) inline BlockCounts count_body(const T* abs, const T* rel, int64_t n,
+                                                             double abs_tol, double rel_tol,
+                                                             double inv_abs_tol,
                                                              double inv_rel_tol) {
   using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
   Bits max_abs = 0, max_rel = 0;
@@ -53,8 +53,8 @@ __attribute__((always_inline)) inline BlockCounts count_body(const T* abs, const
     nan_rel += r != r;
     mismatches += !(a <= abs_tol) & !(r <= rel_tol);
     // How far outside the tolerances, for ranking (elemwise: the better of the two).
-    const double q = std::min(static_cast<double>(a) * inv_abs_tol,
-                              static_cast<double>(r) * inv_rel_tol);
+    const double q =
+        std::min(static_cast<double>(a) * inv_abs_tol, static_cast<double>(r) * inv_rel_tol);
     int64_t q_bits;
     std::memcpy(&q_bits, &q, sizeof q);
     max_ratio = q_bits > max_ratio ? q_bits : max_ratio;
@@ -197,8 +197,8 @@ void add_block(Pass& pass, const T* abs, const T* rel, int64_t n, ChunkState& st
   // The sums of the means in the lanes of the fused statistics; the rest in any order.
   add_shifted(st.sum_abs, abs, n, pass.shift_abs);
   add_shifted(st.sum_rel, rel, n, pass.shift_rel);
-  const BlockCounts c = count_block(abs, rel, n, pass.abs_tol, pass.rel_tol, pass.inv_abs_tol,
-                                    pass.inv_rel_tol);
+  const BlockCounts c =
+      count_block(abs, rel, n, pass.abs_tol, pass.rel_tol, pass.inv_abs_tol, pass.inv_rel_tol);
   if (n > 0) {
     p.max_abs = std::max(p.max_abs, c.max_abs);
     p.max_rel = std::max(p.max_rel, c.max_rel);
@@ -338,9 +338,12 @@ void compare_strings(TensorErrorStats& s, const Tensor& out0, const Tensor& out1
 
 std::string_view compare_metric_name(CompareMetric m) {
   switch (m) {
-    case CompareMetric::kSimple: return "simple";
-    case CompareMetric::kDistance: return "distance";
-    case CompareMetric::kQuality: return "quality";
+    case CompareMetric::kSimple:
+      return "simple";
+    case CompareMetric::kDistance:
+      return "distance";
+    case CompareMetric::kQuality:
+      return "quality";
   }
   return "simple";
 }
@@ -355,8 +358,8 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
   s.shape1 = out1.shape();
   s.compared = true;
   if (options.check_shapes && out0.shape() != out1.shape()) {
-    s.note = fmt::format("shapes differ: {} and {}", shape_str(out0.shape()),
-                         shape_str(out1.shape()));
+    s.note =
+        fmt::format("shapes differ: {} and {}", shape_str(out0.shape()), shape_str(out1.shape()));
     s.ratio = kInf;
     return s;
   }
@@ -372,8 +375,8 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
   }
   if (!dtype_is_numeric(out0.dtype()) || !dtype_is_numeric(out1.dtype())) {
     s.compared = false;
-    s.note = fmt::format("{} values have no arithmetic", dtype_name(
-        dtype_is_numeric(out0.dtype()) ? out1.dtype() : out0.dtype()));
+    s.note = fmt::format("{} values have no arithmetic",
+                         dtype_name(dtype_is_numeric(out0.dtype()) ? out1.dtype() : out0.dtype()));
     return s;
   }
 
@@ -444,23 +447,26 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
   if (!pass.whole_tensor_metrics) {
     s.l2 = s.cosine = s.psnr = s.snr = NAN;
   } else {
-  s.l2 = std::sqrt(t.sum_d2);
-  const double norm0 = std::sqrt(t.sum_x2), norm1 = std::sqrt(t.sum_y2);
-  if (std::isnan(norm0) || std::isnan(norm1) || std::isnan(t.sum_xy)) s.cosine = NAN;
-  else if (norm0 == 0 || norm1 == 0) s.cosine = norm0 == norm1 ? 1.0 : 0.0;
-  else s.cosine = std::clamp(t.sum_xy / (norm0 * norm1), -1.0, 1.0);
+    s.l2 = std::sqrt(t.sum_d2);
+    const double norm0 = std::sqrt(t.sum_x2), norm1 = std::sqrt(t.sum_y2);
+    if (std::isnan(norm0) || std::isnan(norm1) || std::isnan(t.sum_xy))
+      s.cosine = NAN;
+    else if (norm0 == 0 || norm1 == 0)
+      s.cosine = norm0 == norm1 ? 1.0 : 0.0;
+    else
+      s.cosine = std::clamp(t.sum_xy / (norm0 * norm1), -1.0, 1.0);
 
-  // Quality (Polygraphy's quality_metrics): the signal is out0. MSE 0 (or no elements) is a
-  // perfect match, +inf dB.
-  const double mse = s.count == 0 ? 0.0 : t.sum_d2 / n;
-  double peak = t.nan0 ? NAN : t.max0;
-  if (!(peak > 0) && !std::isnan(peak)) peak = 1.0;
-  if (mse == 0) {
-    s.psnr = s.snr = kInf;
-  } else {
-    s.psnr = 20 * std::log10(peak) - 10 * std::log10(mse);
-    s.snr = 10 * std::log10((t.sum_x2 / n) / mse);
-  }
+    // Quality (Polygraphy's quality_metrics): the signal is out0. MSE 0 (or no elements) is a
+    // perfect match, +inf dB.
+    const double mse = s.count == 0 ? 0.0 : t.sum_d2 / n;
+    double peak = t.nan0 ? NAN : t.max0;
+    if (!(peak > 0) && !std::isnan(peak)) peak = 1.0;
+    if (mse == 0) {
+      s.psnr = s.snr = kInf;
+    } else {
+      s.psnr = 20 * std::log10(peak) - 10 * std::log10(mse);
+      s.snr = 10 * std::log10((t.sum_x2 / n) / mse);
+    }
   }
 
   switch (options.metric) {
@@ -472,8 +478,7 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
           break;
         case ErrorStat::kMedian:
         case ErrorStat::kQuantile:
-          order_stats(s, out0, out1, rules, stat,
-                      options.error_quantile.get(name, 0.99));
+          order_stats(s, out0, out1, rules, stat, options.error_quantile.get(name, 0.99));
           [[fallthrough]];
         default: {
           double sa = s.max_abs, sr = s.max_rel;
@@ -490,8 +495,8 @@ TensorErrorStats compare_tensors(const std::string& name, const Tensor& out0, co
       const double l2_tol = options.l2_tolerance.get(name, 1e-5);
       const double cos_min = options.cosine_similarity_threshold.get(name, 0.997);
       s.passed = s.l2 <= l2_tol && s.cosine >= cos_min;
-      s.ratio = std::max(tolerance_part(s.l2, l2_tol),
-                         tolerance_part(1.0 - s.cosine, 1.0 - cos_min));
+      s.ratio =
+          std::max(tolerance_part(s.l2, l2_tol), tolerance_part(1.0 - s.cosine, 1.0 - cos_min));
       break;
     }
     case CompareMetric::kQuality: {

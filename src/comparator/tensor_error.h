@@ -68,7 +68,7 @@ struct TensorErrorStats {
   Shape shape0, shape1;
   bool compared = false;  // false: not comparable (see note)
   bool passed = false;
-  std::string note;       // why it failed without numbers, or was not compared
+  std::string note;  // why it failed without numbers, or was not compared
   int64_t count = 0;
   int64_t mismatches = 0;  // elements failing atol/rtol element-wise
   int64_t nan_count = 0;   // elements whose absolute difference is NaN

@@ -19,19 +19,21 @@ RunVerdict RunVerdict::from_accuracy(const AccuracyResult& accuracy) {
 
 RunVerdict RunVerdict::from_iterations(size_t iterations, size_t passed) {
   if (iterations == 0)
-    return nothing_compared("Compared nothing: no iteration ran (the data loader gave no input, "
-                            "or the saved results hold no iteration)");
+    return nothing_compared(
+        "Compared nothing: no iteration ran (the data loader gave no input, "
+        "or the saved results hold no iteration)");
   return RunVerdict(passed == iterations, "");
 }
 
 RunVerdict RunVerdict::inference_only(const RunResults& results) {
   if (results.size() != 1)
-    return nothing_compared(fmt::format("Compared nothing: {} sets of results and no comparison",
-                                        results.size()));
+    return nothing_compared(
+        fmt::format("Compared nothing: {} sets of results and no comparison", results.size()));
   if (results[0].second.empty())
-    return nothing_compared(fmt::format("Ran nothing: runner {} ran no iteration (the data "
-                                        "loader gave no input)",
-                                        results[0].first));
+    return nothing_compared(
+        fmt::format("Ran nothing: runner {} ran no iteration (the data "
+                    "loader gave no input)",
+                    results[0].first));
   return RunVerdict(true, "");
 }
 

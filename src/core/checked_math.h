@@ -25,8 +25,8 @@
 namespace parity {
 
 [[noreturn]] inline void fail_overflow(int64_t a, char op, int64_t b, std::string_view what) {
-  fail("failed to compute {}: {} {} {} overflows a 64-bit integer (the largest is {})", what, a,
-       op, b, std::numeric_limits<int64_t>::max());
+  fail("failed to compute {}: {} {} {} overflows a 64-bit integer (the largest is {})", what, a, op,
+       b, std::numeric_limits<int64_t>::max());
 }
 
 inline int64_t checked_mul(int64_t a, int64_t b, std::string_view what) {
@@ -57,9 +57,10 @@ inline int64_t checked_dims_product(const std::vector<int64_t>& shape, size_t be
   for (size_t d = begin; d < end; ++d) {
     int64_t r;
     if (__builtin_mul_overflow(n, shape[d], &r)) [[unlikely]]
-      fail("failed to compute the element count of {} with shape ({}): the product of its "
-           "dims overflows a 64-bit integer (the largest is {})",
-           what, fmt::join(shape, ", "), std::numeric_limits<int64_t>::max());
+      fail(
+          "failed to compute the element count of {} with shape ({}): the product of its "
+          "dims overflows a 64-bit integer (the largest is {})",
+          what, fmt::join(shape, ", "), std::numeric_limits<int64_t>::max());
     n = r;
   }
   return n;

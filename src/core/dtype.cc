@@ -71,9 +71,9 @@ std::optional<DataType> dtype_from_name(std::string_view name) {
   for (const auto& i : kTypes)
     if (n == i.name || n == lower(i.onnx_name)) return i.type;
   static const std::pair<const char*, DataType> kAliases[] = {
-      {"float", DataType::kFloat32},  {"fp32", DataType::kFloat32}, {"half", DataType::kFloat16},
-      {"fp16", DataType::kFloat16},   {"bf16", DataType::kBFloat16},
-      {"double", DataType::kFloat64}, {"fp64", DataType::kFloat64}};
+      {"float", DataType::kFloat32}, {"fp32", DataType::kFloat32},  {"half", DataType::kFloat16},
+      {"fp16", DataType::kFloat16},  {"bf16", DataType::kBFloat16}, {"double", DataType::kFloat64},
+      {"fp64", DataType::kFloat64}};
   for (const auto& [k, v] : kAliases)
     if (n == k) return v;
   return std::nullopt;
@@ -96,9 +96,14 @@ size_t dtype_storage_bytes(DataType t, size_t n) {
 
 bool dtype_is_float(DataType t) {
   switch (t) {
-    case DataType::kFloat32: case DataType::kFloat64: case DataType::kFloat16:
-    case DataType::kBFloat16: case DataType::kFloat8E4M3FN: case DataType::kFloat8E4M3FNUZ:
-    case DataType::kFloat8E5M2: case DataType::kFloat8E5M2FNUZ:
+    case DataType::kFloat32:
+    case DataType::kFloat64:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
       return true;
     default:
       return false;
@@ -107,9 +112,16 @@ bool dtype_is_float(DataType t) {
 
 bool dtype_is_integer(DataType t) {
   switch (t) {
-    case DataType::kUInt8: case DataType::kInt8: case DataType::kUInt16: case DataType::kInt16:
-    case DataType::kInt32: case DataType::kInt64: case DataType::kUInt32: case DataType::kUInt64:
-    case DataType::kUInt4: case DataType::kInt4:
+    case DataType::kUInt8:
+    case DataType::kInt8:
+    case DataType::kUInt16:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+    case DataType::kUInt4:
+    case DataType::kInt4:
       return true;
     default:
       return false;
@@ -118,7 +130,10 @@ bool dtype_is_integer(DataType t) {
 
 bool dtype_is_signed(DataType t) {
   switch (t) {
-    case DataType::kInt8: case DataType::kInt16: case DataType::kInt32: case DataType::kInt64:
+    case DataType::kInt8:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
     case DataType::kInt4:
       return true;
     default:

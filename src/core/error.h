@@ -40,10 +40,9 @@ template <typename... Args>
 }  // namespace parity
 
 // Checks an invariant of Parity's own code; failing means a bug in Parity.
-#define PARITY_ENFORCE(cond, ...)                                                          \
-  do {                                                                                     \
-    if (!(cond))                                                                           \
-      throw ::parity::InternalError(fmt::format("internal error at {}:{}: {} ({})",        \
-                                                __FILE__, __LINE__, #cond,                 \
-                                                fmt::format(__VA_ARGS__)));                \
+#define PARITY_ENFORCE(cond, ...)                                                             \
+  do {                                                                                        \
+    if (!(cond))                                                                              \
+      throw ::parity::InternalError(fmt::format("internal error at {}:{}: {} ({})", __FILE__, \
+                                                __LINE__, #cond, fmt::format(__VA_ARGS__)));  \
   } while (0)

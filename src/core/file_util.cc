@@ -48,9 +48,10 @@ int open_regular_file(const std::string& path, std::string_view action, int64_t*
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
     if (S_ISDIR(st.st_mode)) fail("failed to {}: it is a folder; give the path of a file", action);
-    fail("failed to {}: it is {}, not a regular file; Parity reads only regular files "
-         "(copy the data to a file first)",
-         action, describe_file_type(st.st_mode));
+    fail(
+        "failed to {}: it is {}, not a regular file; Parity reads only regular files "
+        "(copy the data to a file first)",
+        action, describe_file_type(st.st_mode));
   }
   // Regular files never block; reads go back to the ordinary blocking mode.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -98,8 +99,7 @@ void write_all(int fd, std::string_view bytes, std::string_view what) {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view bytes,
-                           std::string_view what) {
+void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view what) {
   const std::string named = fmt::format("{} '{}'", what, path);
   if (path.empty()) fail("failed to write {}: the path is empty; give a file path", what);
   if (path.find('\0') != std::string::npos)
@@ -140,9 +140,9 @@ void write_file_atomically(const std::string& path, std::string_view bytes,
   if (!fs::is_directory(folder, ec))
     fail("failed to write {}: the folder '{}' does not exist; create it first", named,
          folder.string());
-  const std::string tmp = (folder / fmt::format(".{}.tmp.{}.{}", target.filename().string(),
-                                                ::getpid(), counter++))
-                              .string();
+  const std::string tmp =
+      (folder / fmt::format(".{}.tmp.{}.{}", target.filename().string(), ::getpid(), counter++))
+          .string();
   TemporaryFileGuard removed_on_interrupt(tmp.c_str());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) fail("failed to write {}: {}", named, std::strerror(errno));

@@ -20,10 +20,10 @@ struct Format {
 
 constexpr Format kHalf{10, 15, 0x7BFF, 0x8000};
 constexpr Format kBFloat{7, 127, 0x7F7F, 0x8000};
-constexpr Format kE4M3FN{3, 7, 0x7E, 0x80};      // 0x7F is NaN, no infinity
-constexpr Format kE4M3FNUZ{3, 8, 0x7F, 0x80};    // 0x80 is NaN, no -0, no infinity
-constexpr Format kE5M2{2, 15, 0x7B, 0x80};       // 0x7C is infinity, above is NaN
-constexpr Format kE5M2FNUZ{2, 16, 0x7F, 0x80};   // 0x80 is NaN, no -0, no infinity
+constexpr Format kE4M3FN{3, 7, 0x7E, 0x80};     // 0x7F is NaN, no infinity
+constexpr Format kE4M3FNUZ{3, 8, 0x7F, 0x80};   // 0x80 is NaN, no -0, no infinity
+constexpr Format kE5M2{2, 15, 0x7B, 0x80};      // 0x7C is infinity, above is NaN
+constexpr Format kE5M2FNUZ{2, 16, 0x7F, 0x80};  // 0x80 is NaN, no -0, no infinity
 
 // Rounds |d| (finite, not negative) to nearest even in format `f` and returns the magnitude
 // bits; a result above f.max_finite means the rounded value overflows. Rounding happens once,
@@ -173,8 +173,7 @@ __attribute__((always_inline)) inline float half_bits_to_float(uint16_t bits) {
   const uint32_t normal = (em << 13) + ((127u - 15u) << 23);
   const uint32_t subnormal =
       std::bit_cast<uint32_t>(static_cast<float>(static_cast<int32_t>(em)) * 0x1p-24f);
-  const uint32_t special =
-      0x7F800000u | (em << 13) | (static_cast<uint32_t>(em > 0x7C00u) << 22);
+  const uint32_t special = 0x7F800000u | (em << 13) | (static_cast<uint32_t>(em > 0x7C00u) << 22);
   const uint32_t is_subnormal = 0u - static_cast<uint32_t>(em < 0x0400u);
   const uint32_t is_special = 0u - static_cast<uint32_t>(em >= 0x7C00u);
   uint32_t u = (subnormal & is_subnormal) | (normal & ~is_subnormal);
@@ -184,8 +183,8 @@ __attribute__((always_inline)) inline float half_bits_to_float(uint16_t bits) {
 
 }  // namespace
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
-float16_to_float(const float16* in, int64_t n, float* out) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void float16_to_float(
+    const float16* in, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = half_bits_to_float(in[i].bits);
 }
 

@@ -48,12 +48,12 @@ AllocationScope::~AllocationScope() { g_scope = previous_; }
 
 void AllocationScope::check_time() const {
   if (limits_.max_run_seconds <= 0) return;
-  double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (elapsed > limits_.max_run_seconds)
-    fail("stopped after {:.1f} s: the run took longer than the limit of {} s per run; raise it "
-         "with --limit-run-seconds (0 means no limit)",
-         elapsed, limits_.max_run_seconds);
+    fail(
+        "stopped after {:.1f} s: the run took longer than the limit of {} s per run; raise it "
+        "with --limit-run-seconds (0 means no limit)",
+        elapsed, limits_.max_run_seconds);
 }
 
 const AllocationScope* current_allocation_scope() { return g_scope; }
@@ -79,9 +79,10 @@ size_t check_tensor_allocation(DataType dtype, const std::vector<int64_t>& shape
   const int64_t numel = checked_numel(shape, what);
   const ResourceLimits& limits = active_limits();
   if (numel > limits.max_tensor_elements)
-    fail("failed to create a {} tensor of shape {}: its {} elements exceed the limit of {} "
-         "elements per tensor; raise it with --limit-tensor-elements",
-         dtype_name(dtype), shape_str(shape), numel, limits.max_tensor_elements);
+    fail(
+        "failed to create a {} tensor of shape {}: its {} elements exceed the limit of {} "
+        "elements per tensor; raise it with --limit-tensor-elements",
+        dtype_name(dtype), shape_str(shape), numel, limits.max_tensor_elements);
   size_t bytes;
   if (dtype == DataType::kString) {
     bytes = checked_size_mul(static_cast<size_t>(numel), sizeof(std::string), what);
@@ -93,23 +94,25 @@ size_t check_tensor_allocation(DataType dtype, const std::vector<int64_t>& shape
   const size_t held = g_scope ? g_scope->live_bytes() : 0;
   const int64_t budget = limits.memory_bytes();
   if (bytes > static_cast<size_t>(budget) || held > static_cast<size_t>(budget) - bytes)
-    fail("failed to create a {} tensor of shape {} ({}): with the {} the run already holds it "
-         "exceeds the memory limit of {}; raise it with --limit-memory",
-         dtype_name(dtype), shape_str(shape), format_bytes(static_cast<double>(bytes)),
-         format_bytes(static_cast<double>(held)), format_bytes(static_cast<double>(budget)));
+    fail(
+        "failed to create a {} tensor of shape {} ({}): with the {} the run already holds it "
+        "exceeds the memory limit of {}; raise it with --limit-memory",
+        dtype_name(dtype), shape_str(shape), format_bytes(static_cast<double>(bytes)),
+        format_bytes(static_cast<double>(held)), format_bytes(static_cast<double>(budget)));
   return bytes;
 }
 
 void check_scratch_allocation(int64_t count, size_t item_bytes, const std::string& what) {
-  const size_t bytes = checked_size_mul(static_cast<size_t>(std::max<int64_t>(count, 0)),
-                                        item_bytes, what);
+  const size_t bytes =
+      checked_size_mul(static_cast<size_t>(std::max<int64_t>(count, 0)), item_bytes, what);
   const size_t held = g_scope ? g_scope->live_bytes() : 0;
   const int64_t budget = active_limits().memory_bytes();
   if (bytes > static_cast<size_t>(budget) || held > static_cast<size_t>(budget) - bytes)
-    fail("failed to allocate {} for {}: with the {} the run already holds it exceeds the "
-         "memory limit of {}; raise it with --limit-memory",
-         format_bytes(static_cast<double>(bytes)), what, format_bytes(static_cast<double>(held)),
-         format_bytes(static_cast<double>(budget)));
+    fail(
+        "failed to allocate {} for {}: with the {} the run already holds it exceeds the "
+        "memory limit of {}; raise it with --limit-memory",
+        format_bytes(static_cast<double>(bytes)), what, format_bytes(static_cast<double>(held)),
+        format_bytes(static_cast<double>(budget)));
 }
 
 }  // namespace parity

@@ -38,15 +38,24 @@ std::string_view color_of(Severity s) {
 Severity severity_from_count(int n) {
   if (n >= 4) return Severity::kUltraVerbose;
   switch (n) {
-    case 3: return Severity::kSuperVerbose;
-    case 2: return Severity::kExtraVerbose;
-    case 1: return Severity::kVerbose;
-    case 0: return Severity::kInfo;
-    case -1: return Severity::kStart;
-    case -2: return Severity::kFinish;
-    case -3: return Severity::kWarning;
-    case -4: return Severity::kError;
-    default: return Severity::kCritical;
+    case 3:
+      return Severity::kSuperVerbose;
+    case 2:
+      return Severity::kExtraVerbose;
+    case 1:
+      return Severity::kVerbose;
+    case 0:
+      return Severity::kInfo;
+    case -1:
+      return Severity::kStart;
+    case -2:
+      return Severity::kFinish;
+    case -3:
+      return Severity::kWarning;
+    case -4:
+      return Severity::kError;
+    default:
+      return Severity::kCritical;
   }
 }
 
@@ -54,11 +63,16 @@ std::optional<Severity> severity_from_name(std::string_view name) {
   std::string n(name);
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::toupper(c); });
   static const std::pair<const char*, Severity> kNames[] = {
-      {"ULTRA_VERBOSE", Severity::kUltraVerbose}, {"SUPER_VERBOSE", Severity::kSuperVerbose},
-      {"EXTRA_VERBOSE", Severity::kExtraVerbose}, {"VERBOSE", Severity::kVerbose},
-      {"INFO", Severity::kInfo},                  {"START", Severity::kStart},
-      {"FINISH", Severity::kFinish},              {"WARNING", Severity::kWarning},
-      {"ERROR", Severity::kError},                {"CRITICAL", Severity::kCritical}};
+      {"ULTRA_VERBOSE", Severity::kUltraVerbose},
+      {"SUPER_VERBOSE", Severity::kSuperVerbose},
+      {"EXTRA_VERBOSE", Severity::kExtraVerbose},
+      {"VERBOSE", Severity::kVerbose},
+      {"INFO", Severity::kInfo},
+      {"START", Severity::kStart},
+      {"FINISH", Severity::kFinish},
+      {"WARNING", Severity::kWarning},
+      {"ERROR", Severity::kError},
+      {"CRITICAL", Severity::kCritical}};
   for (const auto& [k, v] : kNames)
     if (n == k) return v;
   return std::nullopt;

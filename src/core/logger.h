@@ -51,31 +51,39 @@ class Logger {
   // Logs only the first time this exact message is seen (Polygraphy's LogMode.ONCE).
   void log_once(Severity s, std::string_view message);
 
-  template <typename... A> void verbose(fmt::format_string<A...> f, A&&... a) {
+  template <typename... A>
+  void verbose(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Severity::kVerbose)) log(Severity::kVerbose, fmt::format(f, std::forward<A>(a)...));
   }
-  template <typename... A> void extra_verbose(fmt::format_string<A...> f, A&&... a) {
+  template <typename... A>
+  void extra_verbose(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Severity::kExtraVerbose))
       log(Severity::kExtraVerbose, fmt::format(f, std::forward<A>(a)...));
   }
-  template <typename... A> void info(fmt::format_string<A...> f, A&&... a) {
+  template <typename... A>
+  void info(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Severity::kInfo)) log(Severity::kInfo, fmt::format(f, std::forward<A>(a)...));
   }
-  template <typename... A> void start(fmt::format_string<A...> f, A&&... a) {
+  template <typename... A>
+  void start(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Severity::kStart)) log(Severity::kStart, fmt::format(f, std::forward<A>(a)...));
   }
-  template <typename... A> void finish(fmt::format_string<A...> f, A&&... a) {
+  template <typename... A>
+  void finish(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Severity::kFinish)) log(Severity::kFinish, fmt::format(f, std::forward<A>(a)...));
   }
-  template <typename... A> void warning(fmt::format_string<A...> f, A&&... a) {
+  template <typename... A>
+  void warning(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Severity::kWarning)) log(Severity::kWarning, fmt::format(f, std::forward<A>(a)...));
   }
-  template <typename... A> void error(fmt::format_string<A...> f, A&&... a) {
+  template <typename... A>
+  void error(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Severity::kError)) log(Severity::kError, fmt::format(f, std::forward<A>(a)...));
   }
   // Throws parity::Error with the message; whoever catches it at the top (the CLI, the Python
   // module) reports it once, at CRITICAL, so it is never printed twice.
-  template <typename... A> [[noreturn]] void critical(fmt::format_string<A...> f, A&&... a) {
+  template <typename... A>
+  [[noreturn]] void critical(fmt::format_string<A...> f, A&&... a) {
     critical_message(fmt::format(f, std::forward<A>(a)...));
   }
   [[noreturn]] void critical_message(const std::string& message);

@@ -7,9 +7,12 @@ namespace parity {
 std::string dims_str(const DimList& dims) {
   std::vector<std::string> parts;
   for (const Dim& d : dims) {
-    if (d.is_fixed()) parts.push_back(std::to_string(d.value));
-    else if (d.is_symbolic()) parts.push_back(fmt::format("'{}'", d.param));
-    else parts.push_back("-1");
+    if (d.is_fixed())
+      parts.push_back(std::to_string(d.value));
+    else if (d.is_symbolic())
+      parts.push_back(fmt::format("'{}'", d.param));
+    else
+      parts.push_back("-1");
   }
   if (parts.size() == 1) return fmt::format("({},)", parts[0]);
   return fmt::format("({})", fmt::join(parts, ", "));

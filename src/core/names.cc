@@ -8,7 +8,9 @@
 namespace parity {
 
 size_t edit_distance(const std::string& a, const std::string& b) {
-  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
@@ -37,9 +39,11 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
   if (candidates.empty()) return "";
   const std::vector<std::string> nearest = nearest_names(name, candidates, 1);
   const size_t limit = std::max<size_t>(2, name.size() / 3);
-  if (edit_distance(name, nearest[0]) <= limit) return fmt::format("; did you mean '{}'?", nearest[0]);
+  if (edit_distance(name, nearest[0]) <= limit)
+    return fmt::format("; did you mean '{}'?", nearest[0]);
   std::vector<std::string> shown;
-  for (size_t i = 0; i < candidates.size() && i < 10; ++i) shown.push_back("'" + candidates[i] + "'");
+  for (size_t i = 0; i < candidates.size() && i < 10; ++i)
+    shown.push_back("'" + candidates[i] + "'");
   return fmt::format("; valid names are [{}{}]", fmt::join(shown, ", "),
                      candidates.size() > 10 ? ", ..." : "");
 }

@@ -14,34 +14,71 @@ namespace {
 template <typename Fn>
 void visit_plain(DataType dtype, Fn&& fn) {
   switch (dtype) {
-    case DataType::kFloat32: fn(float{}); break;
-    case DataType::kFloat64: fn(double{}); break;
-    case DataType::kFloat16: fn(float16{}); break;
-    case DataType::kBFloat16: fn(bfloat16{}); break;
-    case DataType::kFloat8E4M3FN: fn(float8e4m3fn{}); break;
-    case DataType::kFloat8E4M3FNUZ: fn(float8e4m3fnuz{}); break;
-    case DataType::kFloat8E5M2: fn(float8e5m2{}); break;
-    case DataType::kFloat8E5M2FNUZ: fn(float8e5m2fnuz{}); break;
-    case DataType::kInt8: fn(int8_t{}); break;
-    case DataType::kInt16: fn(int16_t{}); break;
-    case DataType::kInt32: fn(int32_t{}); break;
-    case DataType::kInt64: fn(int64_t{}); break;
-    case DataType::kUInt8: fn(uint8_t{}); break;
-    case DataType::kUInt16: fn(uint16_t{}); break;
-    case DataType::kUInt32: fn(uint32_t{}); break;
-    case DataType::kUInt64: fn(uint64_t{}); break;
-    case DataType::kBool: fn(bool{}); break;
+    case DataType::kFloat32:
+      fn(float{});
+      break;
+    case DataType::kFloat64:
+      fn(double{});
+      break;
+    case DataType::kFloat16:
+      fn(float16{});
+      break;
+    case DataType::kBFloat16:
+      fn(bfloat16{});
+      break;
+    case DataType::kFloat8E4M3FN:
+      fn(float8e4m3fn{});
+      break;
+    case DataType::kFloat8E4M3FNUZ:
+      fn(float8e4m3fnuz{});
+      break;
+    case DataType::kFloat8E5M2:
+      fn(float8e5m2{});
+      break;
+    case DataType::kFloat8E5M2FNUZ:
+      fn(float8e5m2fnuz{});
+      break;
+    case DataType::kInt8:
+      fn(int8_t{});
+      break;
+    case DataType::kInt16:
+      fn(int16_t{});
+      break;
+    case DataType::kInt32:
+      fn(int32_t{});
+      break;
+    case DataType::kInt64:
+      fn(int64_t{});
+      break;
+    case DataType::kUInt8:
+      fn(uint8_t{});
+      break;
+    case DataType::kUInt16:
+      fn(uint16_t{});
+      break;
+    case DataType::kUInt32:
+      fn(uint32_t{});
+      break;
+    case DataType::kUInt64:
+      fn(uint64_t{});
+      break;
+    case DataType::kBool:
+      fn(bool{});
+      break;
     default:
-      fail("failed to read elements of type {}: only numeric and bool types can be compared; "
-           "string, complex and undefined types cannot",
-           dtype_name(dtype));
+      fail(
+          "failed to read elements of type {}: only numeric and bool types can be compared; "
+          "string, complex and undefined types cannot",
+          dtype_name(dtype));
   }
 }
 
 template <typename T>
 double to_double(T v) {
-  if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(v);
-  else return static_cast<double>(v.to_float());
+  if constexpr (std::is_arithmetic_v<T>)
+    return static_cast<double>(v);
+  else
+    return static_cast<double>(v.to_float());
 }
 
 template <typename T>
@@ -55,7 +92,8 @@ T from_double(double v) {
     if (std::isnan(v)) return T{0};
     if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
       return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
     return static_cast<T>(std::trunc(v));
   } else {
     return T::from_double(v);
@@ -93,8 +131,10 @@ Tensor cast_tensor(const Tensor& t, DataType dtype) {
     auto* packed = static_cast<uint8_t*>(out.raw_data());
     for (size_t i = 0; i < values.size(); ++i) {
       double v = std::isnan(values[i]) ? 0.0 : std::trunc(values[i]);
-      if (dtype == DataType::kInt4) int4_set(packed, i, static_cast<int8_t>(std::clamp(v, -8.0, 7.0)));
-      else uint4_set(packed, i, static_cast<uint8_t>(std::clamp(v, 0.0, 15.0)));
+      if (dtype == DataType::kInt4)
+        int4_set(packed, i, static_cast<int8_t>(std::clamp(v, -8.0, 7.0)));
+      else
+        uint4_set(packed, i, static_cast<uint8_t>(std::clamp(v, 0.0, 15.0)));
     }
     return out;
   }

@@ -35,14 +35,22 @@ Digits parse_scientific(std::string_view s) {
 // The value after a round trip through `dtype`, so that digits can be tested for uniqueness.
 double round_trip(double v, DataType dtype) {
   switch (dtype) {
-    case DataType::kFloat16: return float16::from_double(v).to_float();
-    case DataType::kBFloat16: return bfloat16::from_double(v).to_float();
-    case DataType::kFloat8E4M3FN: return float8e4m3fn::from_double(v).to_float();
-    case DataType::kFloat8E4M3FNUZ: return float8e4m3fnuz::from_double(v).to_float();
-    case DataType::kFloat8E5M2: return float8e5m2::from_double(v).to_float();
-    case DataType::kFloat8E5M2FNUZ: return float8e5m2fnuz::from_double(v).to_float();
-    case DataType::kFloat32: return static_cast<float>(v);
-    default: return v;
+    case DataType::kFloat16:
+      return float16::from_double(v).to_float();
+    case DataType::kBFloat16:
+      return bfloat16::from_double(v).to_float();
+    case DataType::kFloat8E4M3FN:
+      return float8e4m3fn::from_double(v).to_float();
+    case DataType::kFloat8E4M3FNUZ:
+      return float8e4m3fnuz::from_double(v).to_float();
+    case DataType::kFloat8E5M2:
+      return float8e5m2::from_double(v).to_float();
+    case DataType::kFloat8E5M2FNUZ:
+      return float8e5m2fnuz::from_double(v).to_float();
+    case DataType::kFloat32:
+      return static_cast<float>(v);
+    default:
+      return v;
   }
 }
 
@@ -260,7 +268,8 @@ class ArrayLayout {
     values.reserve(shown.size());
     for (int64_t i : shown) values.push_back(all[static_cast<size_t>(i)]);
     if (t_.dtype() == DataType::kBool) {
-      for (size_t k = 0; k < shown.size(); ++k) words_[shown[k]] = values[k] != 0 ? " True" : "False";
+      for (size_t k = 0; k < shown.size(); ++k)
+        words_[shown[k]] = values[k] != 0 ? " True" : "False";
     } else if (dtype_is_integer(t_.dtype())) {
       size_t width = 0;
       for (double v : values) width = std::max(width, int_str(v).size());

@@ -31,9 +31,9 @@ std::string numpy_scalar_str(double v, DataType dtype);
 std::string numpy_array_str(const Tensor& t);
 
 // Python literals, for the scripts Parity writes (--gen-script): each reads back as the value.
-std::string py_str(std::string_view s);              // 'it\'s'
-std::string py_float(double v);                      // 1e-05, float('inf')
-std::string py_bool(bool b);                         // True
+std::string py_str(std::string_view s);                      // 'it\'s'
+std::string py_float(double v);                              // 1e-05, float('inf')
+std::string py_bool(bool b);                                 // True
 std::string py_list(const std::vector<std::string>& items);  // ['a', 'b']
 
 }  // namespace parity

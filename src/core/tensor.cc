@@ -26,9 +26,8 @@ std::shared_ptr<const void> allocate(DataType dtype, size_t numel, size_t bytes,
   if (dtype == DataType::kString) {
     auto* strings = new std::string[numel > 0 ? numel : 1];
     *data = strings;
-    return std::shared_ptr<const void>(strings, [](const void* p) {
-      delete[] static_cast<const std::string*>(p);
-    });
+    return std::shared_ptr<const void>(
+        strings, [](const void* p) { delete[] static_cast<const std::string*>(p); });
   }
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;

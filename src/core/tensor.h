@@ -26,9 +26,13 @@ int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);
 
 // Maps a C++ element type to its DataType (compile error for types without one).
-template <typename T> struct DTypeOf;
-#define PARITY_DTYPE_OF(T, D) \
-  template <> struct DTypeOf<T> { static constexpr DataType value = DataType::D; };
+template <typename T>
+struct DTypeOf;
+#define PARITY_DTYPE_OF(T, D)                      \
+  template <>                                      \
+  struct DTypeOf<T> {                              \
+    static constexpr DataType value = DataType::D; \
+  };
 PARITY_DTYPE_OF(float, kFloat32)
 PARITY_DTYPE_OF(double, kFloat64)
 PARITY_DTYPE_OF(int8_t, kInt8)
@@ -50,7 +54,8 @@ PARITY_DTYPE_OF(float8e5m2fnuz, kFloat8E5M2FNUZ)
 PARITY_DTYPE_OF(std::complex<float>, kComplex64)
 PARITY_DTYPE_OF(std::complex<double>, kComplex128)
 #undef PARITY_DTYPE_OF
-template <typename T> inline constexpr DataType dtype_of = DTypeOf<T>::value;
+template <typename T>
+inline constexpr DataType dtype_of = DTypeOf<T>::value;
 
 class Tensor {
  public:
@@ -75,7 +80,9 @@ class Tensor {
     return t;
   }
   template <typename T>
-  static Tensor scalar(T value) { return from_vector<T>({}, {value}); }
+  static Tensor scalar(T value) {
+    return from_vector<T>({}, {value});
+  }
 
   bool defined() const { return dtype_ != DataType::kUndefined; }
   DataType dtype() const { return dtype_; }
@@ -88,8 +95,13 @@ class Tensor {
   const void* raw_data() const { return data_; }
 
   // Typed access; throws if T does not match the element type.
-  template <typename T> T* data() { check_type(dtype_of<T>); return static_cast<T*>(data_); }
-  template <typename T> const T* data() const {
+  template <typename T>
+  T* data() {
+    check_type(dtype_of<T>);
+    return static_cast<T*>(data_);
+  }
+  template <typename T>
+  const T* data() const {
     check_type(dtype_of<T>);
     return static_cast<const T*>(data_);
   }

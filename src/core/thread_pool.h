@@ -17,6 +17,7 @@ int num_threads();
 // The number of CPUs in the process's affinity mask (at least 1).
 int affinity_cpus();
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn);
+void parallel_for(int64_t n, int64_t grain,
+                  const std::function<void(int64_t begin, int64_t end)>& fn);
 
 }  // namespace parity

@@ -11,11 +11,16 @@ std::string Value::type_str() const {
     return fmt::format("map({}, {})", dtype_name(key_type), dtype_name(elem_type));
   };
   switch (kind) {
-    case Kind::kTensor: return fmt::format("tensor({})", dtype_name(tensor.dtype()));
-    case Kind::kSequence: return fmt::format("seq(tensor({}))", dtype_name(elem_type));
-    case Kind::kMap: return map_str();
-    case Kind::kMapSequence: return "seq(" + map_str() + ")";
-    case Kind::kNone: break;
+    case Kind::kTensor:
+      return fmt::format("tensor({})", dtype_name(tensor.dtype()));
+    case Kind::kSequence:
+      return fmt::format("seq(tensor({}))", dtype_name(elem_type));
+    case Kind::kMap:
+      return map_str();
+    case Kind::kMapSequence:
+      return "seq(" + map_str() + ")";
+    case Kind::kNone:
+      break;
   }
   return "optional";
 }
@@ -46,8 +51,10 @@ MapValue sorted_map_from_entries(const Tensor& keys, const Tensor& values) {
       values.dtype() == DataType::kString ? 0 : values.nbytes() / std::max<size_t>(n, 1);
   for (int64_t i = 0; i < m; ++i) {
     const size_t src = kept[static_cast<size_t>(i)];
-    if (keys.dtype() == DataType::kInt64) out.keys.data<int64_t>()[i] = keys.data<int64_t>()[src];
-    else out.keys.data<std::string>()[i] = keys.data<std::string>()[src];
+    if (keys.dtype() == DataType::kInt64)
+      out.keys.data<int64_t>()[i] = keys.data<int64_t>()[src];
+    else
+      out.keys.data<std::string>()[i] = keys.data<std::string>()[src];
     if (values.dtype() == DataType::kString)
       out.values.data<std::string>()[i] = values.data<std::string>()[src];
     else

@@ -71,11 +71,16 @@ struct Value {
   // "a tensor", "a sequence", "a map", "a sequence of maps", "an empty optional": for messages.
   const char* kind_name() const {
     switch (kind) {
-      case Kind::kTensor: return "a tensor";
-      case Kind::kSequence: return "a sequence";
-      case Kind::kMap: return "a map";
-      case Kind::kMapSequence: return "a sequence of maps";
-      case Kind::kNone: break;
+      case Kind::kTensor:
+        return "a tensor";
+      case Kind::kSequence:
+        return "a sequence";
+      case Kind::kMap:
+        return "a map";
+      case Kind::kMapSequence:
+        return "a sequence of maps";
+      case Kind::kNone:
+        break;
     }
     return "an empty optional";
   }

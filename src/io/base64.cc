@@ -7,8 +7,7 @@ namespace parity::io {
 
 namespace {
 
-constexpr char kAlphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 // Character → 6-bit value, or -1 for characters outside the alphabet.
 constexpr std::array<int8_t, 256> make_table() {

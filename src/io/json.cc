@@ -19,11 +19,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/value_tensors.h"
 #include "core/file_util.h"
 #include "io/base64.h"
 #include "io/json_parser.h"
 #include "io/npy.h"
-#include "backend/value_tensors.h"
 
 namespace parity::io {
 
@@ -83,16 +83,32 @@ void PyJsonWriter::string(std::string_view s) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
         default:
-          if (c < 0x20 || c == 0x7F) escape(c);
-          else out += static_cast<char>(c);
+          if (c < 0x20 || c == 0x7F)
+            escape(c);
+          else
+            out += static_cast<char>(c);
       }
       ++i;
       continue;
@@ -107,8 +123,10 @@ void PyJsonWriter::string(std::string_view s) {
     }
     static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
     if (!valid || cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000))
-      fail("failed to write JSON string {:?} with byte {:#04x} at offset {}: not valid UTF-8; "
-           "names must be UTF-8", std::string(s), c, i);
+      fail(
+          "failed to write JSON string {:?} with byte {:#04x} at offset {}: not valid UTF-8; "
+          "names must be UTF-8",
+          std::string(s), c, i);
     if (cp >= 0x10000) {
       cp -= 0x10000;
       escape(0xD800 + (cp >> 10));
@@ -153,14 +171,23 @@ void write_array(PyJsonWriter& w, const Tensor& t) {
 // Runtime's binding returns (a float, an int or a str).
 void write_scalar(PyJsonWriter& w, const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DataType::kString: w.string(t.data<std::string>()[i]); return;
-    case DataType::kInt64: w.out += std::to_string(t.data<int64_t>()[i]); return;
-    case DataType::kFloat32: w.number(t.data<float>()[i]); return;
-    case DataType::kFloat64: w.number(t.data<double>()[i]); return;
+    case DataType::kString:
+      w.string(t.data<std::string>()[i]);
+      return;
+    case DataType::kInt64:
+      w.out += std::to_string(t.data<int64_t>()[i]);
+      return;
+    case DataType::kFloat32:
+      w.number(t.data<float>()[i]);
+      return;
+    case DataType::kFloat64:
+      w.number(t.data<double>()[i]);
+      return;
     default:
-      fail("failed to write a map with values of element type {}: maps hold string, int64, "
-           "float32 or float64 values",
-           dtype_name(t.dtype()));
+      fail(
+          "failed to write a map with values of element type {}: maps hold string, int64, "
+          "float32 or float64 values",
+          dtype_name(t.dtype()));
   }
 }
 
@@ -170,7 +197,7 @@ void write_map(PyJsonWriter& w, const MapValue& m) {
   w.begin('{');
   for (int64_t i = 0; i < m.size(); ++i) {
     w.key(m.keys.dtype() == DataType::kInt64 ? std::to_string(m.keys.data<int64_t>()[i])
-                                              : m.keys.data<std::string>()[i]);
+                                             : m.keys.data<std::string>()[i]);
     write_scalar(w, m.values, i);
   }
   w.end('}');
@@ -210,8 +237,10 @@ void write_iteration(PyJsonWriter& w, const IterationResult& it) {
   }
   w.end('}');
   w.key("runtime");
-  if (it.runtime) w.number(*it.runtime);
-  else w.null();
+  if (it.runtime)
+    w.number(*it.runtime);
+  else
+    w.null();
   w.key("runner_name");
   w.string(it.runner_name);
   w.key(kClassKey);
@@ -248,15 +277,19 @@ std::string python_type(const Json& j) {
 }
 
 [[noreturn]] void unknown_class(const std::string& name) {
-  fail("Could not decode serialized type: {}. This could be because a required module is "
-       "missing.", name);
+  fail(
+      "Could not decode serialized type: {}. This could be because a required module is "
+      "missing.",
+      name);
 }
 
 const Json& member(const Json& obj, const char* key, const std::string& what) {
   auto it = obj.find(key);
   if (it == obj.end())
-    fail("failed to read {} without the key '{}': the key is required; the file is not one "
-         "Polygraphy or Parity wrote", what, key);
+    fail(
+        "failed to read {} without the key '{}': the key is required; the file is not one "
+        "Polygraphy or Parity wrote",
+        what, key);
   return *it;
 }
 
@@ -265,8 +298,9 @@ Tensor load_array_bytes(const std::string& bytes) {
   if (!is_npz(bytes)) return npy_decode(bytes);
   auto arrays = npz_decode(bytes);
   if (arrays.empty())
-    fail("failed to read an array from an .npz payload with no members: the archive is empty; "
-         "it must hold at least one array");
+    fail(
+        "failed to read an array from an .npz payload with no members: the archive is empty; "
+        "it must hold at least one array");
   return std::move(arrays.front().second);
 }
 
@@ -305,8 +339,10 @@ Tensor decode_payload(const Json& obj, const std::string& what) {
   }
   auto raw = latin1_bytes(text);
   if (!raw)
-    fail("failed to read {}: {}, and as latin-1 text it holds characters past U+00FF; the "
-         "payload must be base64 of an .npy or .npz file", what, first_error);
+    fail(
+        "failed to read {}: {}, and as latin-1 text it holds characters past U+00FF; the "
+        "payload must be base64 of an .npy or .npz file",
+        what, first_error);
   try {
     return load_array_bytes(*raw);
   } catch (const Error& e) {
@@ -321,8 +357,10 @@ Tensor decode_array(const Json& j, const std::string& what) {
   if (cls == "LazyArray" || cls == "LazyNumpyArray")
     return decode_array(member(j, "values", what), what);
   if (!cls.empty() && cls != "IterationResult" && cls != "RunResults") unknown_class(cls);
-  fail("failed to read {} from a JSON value decoded into a {}: expected an array (an object "
-       "with \"polygraphy_class\": \"ndarray\")", what, python_type(j));
+  fail(
+      "failed to read {} from a JSON value decoded into a {}: expected an array (an object "
+      "with \"polygraphy_class\": \"ndarray\")",
+      what, python_type(j));
 }
 
 // A map from a plain JSON object: keys that all read as integers are int64 keys (json.dumps
@@ -336,13 +374,17 @@ MapValue decode_map(const Json& j, const std::string& what) {
     errno = 0;
     std::strtoll(key.c_str(), &end, 10);
     if (key.empty() || *end != '\0' || errno == ERANGE) int_keys = false;
-    if (value.is_number_float()) floats = true;
-    else if (value.is_number()) ints = true;
-    else if (value.is_string()) strings = true;
+    if (value.is_number_float())
+      floats = true;
+    else if (value.is_number())
+      ints = true;
+    else if (value.is_string())
+      strings = true;
     else
-      fail("failed to read {}: the map's value for key '{}' is of JSON type {}; map values must "
-           "be numbers or strings",
-           what, key, value.type_name());
+      fail(
+          "failed to read {}: the map's value for key '{}' is of JSON type {}; map values must "
+          "be numbers or strings",
+          what, key, value.type_name());
   }
   if (strings && (floats || ints))
     fail("failed to read {}: the map mixes string and number values", what);
@@ -353,11 +395,16 @@ MapValue decode_map(const Json& j, const std::string& what) {
   Tensor values(vtype, {n});
   int64_t i = 0;
   for (const auto& [key, value] : j.items()) {
-    if (int_keys) keys.data<int64_t>()[i] = std::strtoll(key.c_str(), nullptr, 10);
-    else keys.data<std::string>()[i] = key;
-    if (vtype == DataType::kString) values.data<std::string>()[i] = value.get<std::string>();
-    else if (vtype == DataType::kFloat32) values.data<float>()[i] = value.get<float>();
-    else values.data<int64_t>()[i] = value.get<int64_t>();
+    if (int_keys)
+      keys.data<int64_t>()[i] = std::strtoll(key.c_str(), nullptr, 10);
+    else
+      keys.data<std::string>()[i] = key;
+    if (vtype == DataType::kString)
+      values.data<std::string>()[i] = value.get<std::string>();
+    else if (vtype == DataType::kFloat32)
+      values.data<float>()[i] = value.get<float>();
+    else
+      values.data<int64_t>()[i] = value.get<int64_t>();
     ++i;
   }
   return sorted_map_from_entries(keys, values);
@@ -381,8 +428,10 @@ void decode_output(const Json& j, const std::string& name, const std::string& wh
     for (size_t k = 0; k < values->size(); ++k) {
       const Json& item = (*values)[k];
       const std::string item_what = fmt::format("item {} of {}", k, what);
-      if (item.is_object() && class_of(item).empty()) maps.push_back(decode_map(item, item_what));
-      else tensors.push_back(decode_array(item, item_what));
+      if (item.is_object() && class_of(item).empty())
+        maps.push_back(decode_map(item, item_what));
+      else
+        tensors.push_back(decode_array(item, item_what));
     }
     if (!maps.empty() && !tensors.empty())
       fail("failed to read {}: the list mixes maps and arrays", what);
@@ -408,8 +457,8 @@ IterationResult decode_iteration(const Json& j, const std::string& what) {
     if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&
         cls != "RunResults")
       unknown_class(cls);
-    fail("failed to read {} from a JSON value decoded into a {}: expected an IterationResult",
-         what, python_type(j));
+    fail("failed to read {} from a JSON value decoded into a {}: expected an IterationResult", what,
+         python_type(j));
   }
   IterationResult it;
   const Json& outputs = member(j, "outputs", what);
@@ -419,7 +468,8 @@ IterationResult decode_iteration(const Json& j, const std::string& what) {
   for (const auto& [name, value] : outputs.items())
     decode_output(value, name, fmt::format("output '{}' of {}", name, what), it.outputs);
   const Json& runtime = member(j, "runtime", what);
-  if (runtime.is_number()) it.runtime = runtime.get<double>();
+  if (runtime.is_number())
+    it.runtime = runtime.get<double>();
   else if (!runtime.is_null())
     fail("failed to read {} with a runtime of JSON type {}: it must be a number or null", what,
          runtime.type_name());
@@ -471,14 +521,18 @@ RunResults run_results_from_json(const std::string& text) {
   }
   const Json& lst = member(j, "lst", "RunResults");
   if (!lst.is_array())
-    fail("failed to read RunResults with \"lst\" of JSON type {}: it must be a list of "
-         "[runner name, iterations] pairs", lst.type_name());
+    fail(
+        "failed to read RunResults with \"lst\" of JSON type {}: it must be a list of "
+        "[runner name, iterations] pairs",
+        lst.type_name());
   RunResults results;
   for (size_t i = 0; i < lst.size(); ++i) {
     const Json& pair = lst[i];
     if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_array())
-      fail("failed to read RunResults entry {}: it must be a pair [runner name, list of "
-           "IterationResult]", i);
+      fail(
+          "failed to read RunResults entry {}: it must be a pair [runner name, list of "
+          "IterationResult]",
+          i);
     std::string runner = pair[0].get<std::string>();
     std::vector<IterationResult> iterations;
     for (size_t k = 0; k < pair[1].size(); ++k)
@@ -512,14 +566,18 @@ std::vector<TensorMap> inputs_from_json(const std::string& text) {
     if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&
         cls != "IterationResult" && cls != "RunResults")
       unknown_class(cls);
-    fail("failed to read input data decoded into a {}: expected a list with one object of "
-         "input name → array per iteration", python_type(j));
+    fail(
+        "failed to read input data decoded into a {}: expected a list with one object of "
+        "input name → array per iteration",
+        python_type(j));
   }
   std::vector<TensorMap> feeds;
   for (size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_object() || !class_of(j[i]).empty())
-      fail("failed to read input data iteration {} decoded into a {}: each iteration must be "
-           "an object of input name → array", i, python_type(j[i]));
+      fail(
+          "failed to read input data iteration {} decoded into a {}: each iteration must be "
+          "an object of input name → array",
+          i, python_type(j[i]));
     TensorMap feed;
     for (const auto& [name, value] : j[i].items())
       feed.set(name, decode_array(value, fmt::format("input '{}' of iteration {}", name, i)));

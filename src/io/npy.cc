@@ -32,8 +32,10 @@ std::u32string utf8_to_utf32(const std::string& s) {
   std::u32string out;
   size_t i = 0;
   auto bad = [&]() -> void {
-    fail("failed to encode string {:?} as .npy text: byte {} is not valid UTF-8; strings must "
-         "be UTF-8", s, i);
+    fail(
+        "failed to encode string {:?} as .npy text: byte {} is not valid UTF-8; strings must "
+        "be UTF-8",
+        s, i);
   };
   while (i < s.size()) {
     auto c = static_cast<unsigned char>(s[i]);
@@ -57,8 +59,8 @@ std::u32string utf8_to_utf32(const std::string& s) {
 
 std::string header_dict(const std::string& descr, const Shape& shape) {
   std::string shape_text = shape_str(shape);
-  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-                                 descr, shape_text);
+  std::string dict =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape_text);
   if (!shape.empty()) dict.append(kGrowthAxisMaxDigits - std::to_string(shape[0]).size(), ' ');
   return dict;
 }
@@ -169,8 +171,10 @@ class HeaderParser {
     return shape;
   }
   [[noreturn]] void error(const std::string& wanted) const {
-    fail("failed to read .npy header {:?} at offset {}: expected {}; a header is a dict with "
-         "'descr', 'fortran_order' and 'shape'", std::string(s_), i_, wanted);
+    fail(
+        "failed to read .npy header {:?} at offset {}: expected {}; a header is a dict with "
+        "'descr', 'fortran_order' and 'shape'",
+        std::string(s_), i_, wanted);
   }
 
  private:
@@ -194,22 +198,30 @@ uint32_t read_le(const std::string& b, size_t at, int bytes) {
 
 Header parse_header(const std::string& bytes) {
   if (bytes.size() < kMagicLen + 4 || bytes.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
-    fail("failed to read .npy data of {} bytes: it does not start with the magic string "
-         "\\x93NUMPY; expected a file written by numpy.save", bytes.size());
+    fail(
+        "failed to read .npy data of {} bytes: it does not start with the magic string "
+        "\\x93NUMPY; expected a file written by numpy.save",
+        bytes.size());
   int major = static_cast<unsigned char>(bytes[6]);
   int minor = static_cast<unsigned char>(bytes[7]);
   if (major < 1 || major > 3 || minor != 0)
-    fail("failed to read .npy data with format version {}.{}: unsupported version; versions "
-         "1.0, 2.0 and 3.0 are read", major, minor);
+    fail(
+        "failed to read .npy data with format version {}.{}: unsupported version; versions "
+        "1.0, 2.0 and 3.0 are read",
+        major, minor);
   int len_bytes = major == 1 ? 2 : 4;
   size_t prefix = kMagicLen + 2 + len_bytes;
   if (bytes.size() < prefix)
-    fail("failed to read .npy data of {} bytes: truncated in the header length; the file is "
-         "incomplete", bytes.size());
+    fail(
+        "failed to read .npy data of {} bytes: truncated in the header length; the file is "
+        "incomplete",
+        bytes.size());
   size_t hlen = read_le(bytes, kMagicLen + 2, len_bytes);
   if (bytes.size() - prefix < hlen)
-    fail("failed to read .npy header of {} bytes from data of {} bytes: truncated; the file is "
-         "incomplete", hlen, bytes.size());
+    fail(
+        "failed to read .npy header of {} bytes from data of {} bytes: truncated; the file is "
+        "incomplete",
+        hlen, bytes.size());
   // Version 3.0 headers are UTF-8, which the parser handles byte-wise like latin-1.
   HeaderParser p(std::string_view(bytes).substr(prefix, hlen));
   Header h;
@@ -221,8 +233,9 @@ Header parse_header(const std::string& bytes) {
     if (key == "descr") {
       p.skip_space();
       if (p.accept('['))
-        fail("failed to read .npy data with a structured dtype: record arrays are not "
-             "supported; save plain numeric, bool or unicode arrays");
+        fail(
+            "failed to read .npy data with a structured dtype: record arrays are not "
+            "supported; save plain numeric, bool or unicode arrays");
       h.descr = p.string();
       has_descr = true;
     } else if (key == "fortran_order") {
@@ -275,12 +288,16 @@ size_t checked_numel(const Header& h, size_t elem_size, size_t available) {
   for (int64_t d : h.shape) {
     if (d == 0) return 0;
     auto ud = static_cast<size_t>(d);
-    if (n > available / ud) n = available + 1;  // saturate: reported below
-    else n *= ud;
+    if (n > available / ud)
+      n = available + 1;  // saturate: reported below
+    else
+      n *= ud;
   }
   if (elem_size > 0 && n > available / elem_size)
-    fail("failed to read .npy array of shape {} and dtype '{}': the data holds {} bytes, fewer "
-         "than the shape needs; the file is truncated", shape_str(h.shape), h.descr, available);
+    fail(
+        "failed to read .npy array of shape {} and dtype '{}': the data holds {} bytes, fewer "
+        "than the shape needs; the file is truncated",
+        shape_str(h.shape), h.descr, available);
   return n;
 }
 
@@ -307,8 +324,10 @@ Tensor decode_strings(const std::string& bytes, const Header& h, char order, cha
       for (size_t k = 0; k < width; ++k) {
         uint32_t cp = read_le(raw, i * elem + k * 4, 4);
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000))
-          fail("failed to read .npy unicode array element {} with code point {:#x}: not a "
-               "Unicode scalar value; text must be UTF-32", i, cp);
+          fail(
+              "failed to read .npy unicode array element {} with code point {:#x}: not a "
+              "Unicode scalar value; text must be UTF-32",
+              i, cp);
         append_utf8(s, cp);
       }
     }
@@ -322,14 +341,17 @@ Tensor decode_strings(const std::string& bytes, const Header& h, char order, cha
 
 std::string npy_encode(const Tensor& t) {
   if (!t.defined())
-    fail("failed to encode a tensor as .npy with dtype undefined: the tensor is empty; pass a "
-         "tensor with data");
+    fail(
+        "failed to encode a tensor as .npy with dtype undefined: the tensor is empty; pass a "
+        "tensor with data");
   if (t.dtype() == DataType::kString) return encode_strings(t);
   auto descr = dtype_numpy_descr(t.dtype());
   if (!descr)
-    fail("failed to encode a tensor as .npy with dtype {}: NumPy has no {} type, so no .npy "
-         "reader could load it; cast it to float32 (exact for bfloat16 and float8) or to "
-         "int8/uint8 (for int4/uint4) first", dtype_name(t.dtype()), dtype_name(t.dtype()));
+    fail(
+        "failed to encode a tensor as .npy with dtype {}: NumPy has no {} type, so no .npy "
+        "reader could load it; cast it to float32 (exact for bfloat16 and float8) or to "
+        "int8/uint8 (for int4/uint4) first",
+        dtype_name(t.dtype()), dtype_name(t.dtype()));
   std::string out = wrap_header(header_dict(*descr, t.shape()));
   out.append(static_cast<const char*>(t.raw_data()), t.nbytes());
   return out;
@@ -353,16 +375,20 @@ Tensor npy_decode(const std::string& bytes) {
       width = width * 10 + static_cast<size_t>(c - '0');
     }
     if (width == 0)
-      fail("failed to read .npy string array with dtype '{}': the width must be a positive "
-           "whole number", h.descr);
+      fail(
+          "failed to read .npy string array with dtype '{}': the width must be a positive "
+          "whole number",
+          h.descr);
     return decode_strings(bytes, h, order, d[0], width);
   }
   std::string little(1, '<');  // the byte order was taken off above
   little += d;
   auto dtype = dtype_from_numpy_descr(little);
   if (!dtype)
-    fail("failed to read .npy array with dtype '{}': unsupported dtype; supported are bool, "
-         "int8-64, uint8-64, float16/32/64, complex64/128 and unicode ('<U')", h.descr);
+    fail(
+        "failed to read .npy array with dtype '{}': unsupported dtype; supported are bool, "
+        "int8-64, uint8-64, float16/32/64, complex64/128 and unicode ('<U')",
+        h.descr);
   size_t elem = dtype_storage_bytes(*dtype, 1);
   size_t available = bytes.size() - h.data_offset;
   size_t n = checked_numel(h, elem, available);
@@ -370,8 +396,10 @@ Tensor npy_decode(const std::string& bytes) {
   const char* src = bytes.data() + h.data_offset;
   auto* dst = static_cast<char*>(t.raw_data());
   if (n > 0) {
-    if (h.fortran_order) fortran_to_c(src, dst, h.shape, elem);
-    else std::memcpy(dst, src, n * elem);
+    if (h.fortran_order)
+      fortran_to_c(src, dst, h.shape, elem);
+    else
+      std::memcpy(dst, src, n * elem);
   }
   if (order == '>' && elem > 1) {
     // Complex numbers are two floats, each swapped on its own.

@@ -8,9 +8,9 @@
 
 namespace parity::io {
 
-std::string npy_encode(const Tensor& t);  // the bytes np.save would write
+std::string npy_encode(const Tensor& t);      // the bytes np.save would write
 Tensor npy_decode(const std::string& bytes);  // Error for malformed or unsupported data
-bool is_npz(const std::string& bytes);  // a zip archive
+bool is_npz(const std::string& bytes);        // a zip archive
 // Arrays of an .npz archive (stored or deflated members), in archive order.
 std::vector<std::pair<std::string, Tensor>> npz_decode(const std::string& bytes);
 std::string npz_encode(const std::vector<std::pair<std::string, Tensor>>& arrays);

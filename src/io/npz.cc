@@ -28,8 +28,10 @@ class Reader {
   explicit Reader(const std::string& b) : b_(b) {}
   uint64_t get(size_t at, int bytes) const {
     if (at > b_.size() || b_.size() - at < static_cast<size_t>(bytes))
-      fail("failed to read .npz archive of {} bytes at offset {}: the archive is truncated or "
-           "its directory points outside it; the file is corrupt", b_.size(), at);
+      fail(
+          "failed to read .npz archive of {} bytes at offset {}: the archive is truncated or "
+          "its directory points outside it; the file is corrupt",
+          b_.size(), at);
     uint64_t v = 0;
     for (int i = 0; i < bytes; ++i)
       v |= static_cast<uint64_t>(static_cast<unsigned char>(b_[at + i])) << (8 * i);
@@ -72,15 +74,19 @@ Directory find_directory(const Reader& r) {
         r.u32(at - 20) == kZip64LocatorSig) {
       uint64_t z = r.u64(at - 20 + 8);
       if (r.u32(z) != kZip64EndSig)
-        fail("failed to read .npz archive with a ZIP64 locator pointing at offset {}: no ZIP64 "
-             "end record there; the file is corrupt", z);
+        fail(
+            "failed to read .npz archive with a ZIP64 locator pointing at offset {}: no ZIP64 "
+            "end record there; the file is corrupt",
+            z);
       d.count = r.u64(z + 32);
       d.offset = r.u64(z + 48);
     }
     return d;
   }
-  fail("failed to read .npz archive of {} bytes: no end-of-central-directory record; the file "
-       "is not a complete zip archive", r.size());
+  fail(
+      "failed to read .npz archive of {} bytes: no end-of-central-directory record; the file "
+      "is not a complete zip archive",
+      r.size());
 }
 
 std::vector<Member> read_directory(const Reader& r) {
@@ -89,8 +95,10 @@ std::vector<Member> read_directory(const Reader& r) {
   uint64_t at = d.offset;
   for (uint64_t i = 0; i < d.count; ++i) {
     if (r.u32(at) != kCentralSig)
-      fail("failed to read .npz central directory entry {} at offset {}: bad signature; the "
-           "file is corrupt", i, at);
+      fail(
+          "failed to read .npz central directory entry {} at offset {}: bad signature; the "
+          "file is corrupt",
+          i, at);
     Member m;
     m.method = r.u16(at + 10);
     m.crc = r.u32(at + 16);
@@ -166,23 +174,27 @@ void check_member_size(const Member& m, std::string_view packed) {
   const size_t item = npy_item_size(head);
   // The header ends with its first newline; the data follows.
   const size_t header_end = head.find('\n') == std::string::npos ? 0 : head.find('\n') + 1;
-  const uint64_t elements = (m.uncompressed - std::min<uint64_t>(m.uncompressed, header_end)) / item;
+  const uint64_t elements =
+      (m.uncompressed - std::min<uint64_t>(m.uncompressed, header_end)) / item;
   if (elements > static_cast<uint64_t>(limits.max_tensor_elements) ||
       m.uncompressed > static_cast<uint64_t>(limits.memory_bytes()))
-    fail("failed to inflate .npz member '{}': it announces {} ({} elements of {} bytes) from {} "
-         "compressed, above the limits of {} elements per tensor and {} of memory; raise them "
-         "with --limit-tensor-elements and --limit-memory if the data is genuine",
-         m.name, format_bytes(static_cast<double>(m.uncompressed)), elements, item,
-         format_bytes(static_cast<double>(packed.size())), limits.max_tensor_elements,
-         format_bytes(static_cast<double>(limits.memory_bytes())));
+    fail(
+        "failed to inflate .npz member '{}': it announces {} ({} elements of {} bytes) from {} "
+        "compressed, above the limits of {} elements per tensor and {} of memory; raise them "
+        "with --limit-tensor-elements and --limit-memory if the data is genuine",
+        m.name, format_bytes(static_cast<double>(m.uncompressed)), elements, item,
+        format_bytes(static_cast<double>(packed.size())), limits.max_tensor_elements,
+        format_bytes(static_cast<double>(limits.memory_bytes())));
 }
 
 std::string inflate_member(const Member& m, std::string_view packed) {
   // Deflate cannot expand data more than about 1032 times: a larger announced size is a lie
   // that must not turn into a huge allocation.
   if (m.uncompressed / 1032 > packed.size() + 1)
-    fail("failed to inflate .npz member '{}' announcing {} bytes from {}: more than deflate can "
-         "produce; the file is corrupt", m.name, m.uncompressed, packed.size());
+    fail(
+        "failed to inflate .npz member '{}' announcing {} bytes from {}: more than deflate can "
+        "produce; the file is corrupt",
+        m.name, m.uncompressed, packed.size());
   check_member_size(m, packed);
   std::string out(m.uncompressed, '\0');
   z_stream z{};
@@ -205,9 +217,10 @@ std::string inflate_member(const Member& m, std::string_view packed) {
   }
   inflateEnd(&z);
   if (rc != Z_STREAM_END || out_done != out.size())
-    fail("failed to inflate .npz member '{}' with {} compressed bytes: the deflate stream is "
-         "damaged or shorter than the {} bytes the directory announces", m.name, packed.size(),
-         m.uncompressed);
+    fail(
+        "failed to inflate .npz member '{}' with {} compressed bytes: the deflate stream is "
+        "damaged or shorter than the {} bytes the directory announces",
+        m.name, packed.size(), m.uncompressed);
   return out;
 }
 
@@ -235,21 +248,27 @@ std::vector<std::pair<std::string, Tensor>> npz_decode(const std::string& bytes)
   std::vector<std::pair<std::string, Tensor>> arrays;
   for (const Member& m : read_directory(r)) {
     if (r.u32(m.local_offset) != kLocalSig)
-      fail("failed to read .npz member '{}' at offset {}: bad local header signature; the file "
-           "is corrupt", m.name, m.local_offset);
+      fail(
+          "failed to read .npz member '{}' at offset {}: bad local header signature; the file "
+          "is corrupt",
+          m.name, m.local_offset);
     uint64_t data = m.local_offset + 30 + r.u16(m.local_offset + 26) + r.u16(m.local_offset + 28);
     std::string_view packed = r.slice(data, m.compressed);
     std::string content;
     if (m.method == 0) {
       if (m.compressed != m.uncompressed)
-        fail("failed to read stored .npz member '{}' with sizes {} and {}: a stored member's "
-             "sizes must be equal; the file is corrupt", m.name, m.compressed, m.uncompressed);
+        fail(
+            "failed to read stored .npz member '{}' with sizes {} and {}: a stored member's "
+            "sizes must be equal; the file is corrupt",
+            m.name, m.compressed, m.uncompressed);
       content = std::string(packed);
     } else if (m.method == 8) {
       content = inflate_member(m, packed);
     } else {
-      fail("failed to read .npz member '{}' with compression method {}: unsupported; members "
-           "must be stored (0) or deflated (8)", m.name, m.method);
+      fail(
+          "failed to read .npz member '{}' with compression method {}: unsupported; members "
+          "must be stored (0) or deflated (8)",
+          m.name, m.method);
     }
     if (crc_of(content) != m.crc)
       fail("failed to read .npz member '{}': its CRC-32 does not match; the file is corrupt",
@@ -271,9 +290,10 @@ std::string npz_encode(const std::vector<std::pair<std::string, Tensor>>& arrays
     std::string file = name + ".npy";
     std::string content = npy_encode(tensor);
     if (content.size() >= 0xFFFFFFFF || out.size() >= 0xFFFFFFFF)
-      fail("failed to write .npz member '{}' of {} bytes: archives past 4 GiB need ZIP64, which "
-           "this writer does not produce; save large arrays as separate .npy files", file,
-           content.size());
+      fail(
+          "failed to write .npz member '{}' of {} bytes: archives past 4 GiB need ZIP64, which "
+          "this writer does not produce; save large arrays as separate .npy files",
+          file, content.size());
     uint32_t crc = crc_of(content);
     uint64_t offset = out.size();
     // Local header: version 2.0, no flags, stored, DOS time 1980-01-01 00:00 (reproducible).
@@ -301,18 +321,19 @@ std::string npz_encode(const std::vector<std::pair<std::string, Tensor>>& arrays
     put(directory, content.size(), 4);
     put(directory, content.size(), 4);
     put(directory, file.size(), 2);
-    put(directory, 0, 2);  // extra
-    put(directory, 0, 2);  // comment
-    put(directory, 0, 2);  // disk
-    put(directory, 0, 2);  // internal attributes
+    put(directory, 0, 2);              // extra
+    put(directory, 0, 2);              // comment
+    put(directory, 0, 2);              // disk
+    put(directory, 0, 2);              // internal attributes
     put(directory, 0x81A4u << 16, 4);  // external: a regular file, rw-r--r--
     put(directory, offset, 4);
     directory += file;
   }
   if (arrays.size() > 0xFFFF || out.size() >= 0xFFFFFFFF)
-    fail("failed to write .npz archive of {} arrays and {} bytes: past 65535 members or 4 GiB "
-         "ZIP64 is needed, which this writer does not produce; split the arrays",
-         arrays.size(), out.size());
+    fail(
+        "failed to write .npz archive of {} arrays and {} bytes: past 65535 members or 4 GiB "
+        "ZIP64 is needed, which this writer does not produce; split the arrays",
+        arrays.size(), out.size());
   uint64_t dir_offset = out.size();
   out += directory;
   put(out, kEndSig, 4);

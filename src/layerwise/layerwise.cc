@@ -4,16 +4,19 @@
 #include <cmath>
 #include <deque>
 
-#include "core/py_format.h"
 #include "core/logger.h"
+#include "core/py_format.h"
 
 namespace parity {
 
 std::string_view node_status_name(NodeStatus s) {
   switch (s) {
-    case NodeStatus::kPassed: return "passed";
-    case NodeStatus::kDiverges: return "diverges";
-    case NodeStatus::kInherited: return "inherited";
+    case NodeStatus::kPassed:
+      return "passed";
+    case NodeStatus::kDiverges:
+      return "diverges";
+    case NodeStatus::kInherited:
+      return "inherited";
   }
   return "passed";
 }
@@ -35,8 +38,9 @@ LayerwiseComparison::LayerwiseComparison(const ir::Graph& graph,
       marked_(marked.begin(), marked.end()) {
   PARITY_ENFORCE(fetch_ != nullptr, "layer-wise comparison needs a batch fetcher");
   if (options_.local_error && !rerun_)
-    fail_usage("failed to compute local errors without a node runner: pass a NodeRunner that "
-               "runs one node on the reference backend");
+    fail_usage(
+        "failed to compute local errors without a node runner: pass a NodeRunner that "
+        "runs one node on the reference backend");
   for (size_t i = 0; i < graph.nodes.size(); ++i) node_index_[&graph.nodes[i]] = i;
   for (const auto& in : graph.inputs) graph_inputs_.insert(in.name);
   result_.total_nodes = graph.nodes.size();
@@ -108,9 +112,8 @@ void LayerwiseComparison::flush() {
     for (const auto& in : h.node->inputs) add(in);
     for (const auto& [name, t] : h.outputs) add(name);
   }
-  logger().verbose("Layer-wise | batch {}: fetching {} tensor(s), {}, from {}",
-                   result_.batches + 1, names.size(), format_bytes(fetch_bytes_),
-                   options_.other_name);
+  logger().verbose("Layer-wise | batch {}: fetching {} tensor(s), {}, from {}", result_.batches + 1,
+                   names.size(), format_bytes(fetch_bytes_), options_.other_name);
   {
     const TensorMap other = fetch_(names);
     size_t other_bytes = 0;
@@ -141,12 +144,14 @@ void LayerwiseComparison::compare_held(const Held& held, const TensorMap& other)
     TensorErrorStats s = options_.other_is_first
                              ? compare_tensors(name, *theirs, ref, options_.compare)
                              : compare_tensors(name, ref, *theirs, options_.compare);
-    const std::string line = fmt::format(
-        "Comparing Output: '{}' (dtype={}, shape={}) | {} | {}", name, dtype_name(s.dtype0),
-        shape_str(s.shape0), s.passed || !s.compared ? "PASSED" : "FAILED",
-        format_error_summary(s, options_.compare.metric));
-    if (s.passed || !s.compared) logger().info("{}", line);
-    else logger().error("{}", line);
+    const std::string line = fmt::format("Comparing Output: '{}' (dtype={}, shape={}) | {} | {}",
+                                         name, dtype_name(s.dtype0), shape_str(s.shape0),
+                                         s.passed || !s.compared ? "PASSED" : "FAILED",
+                                         format_error_summary(s, options_.compare.metric));
+    if (s.passed || !s.compared)
+      logger().info("{}", line);
+    else
+      logger().error("{}", line);
     nr.ratio = std::max(nr.ratio, std::isnan(s.ratio) ? INFINITY : s.ratio);
     if (s.compared && !s.passed) nr.status = NodeStatus::kDiverges;  // refined by analyse()
     tensor_of_[name] = result_.tensors.size();
@@ -158,8 +163,7 @@ void LayerwiseComparison::compare_held(const Held& held, const TensorMap& other)
   result_.nodes.push_back(std::move(nr));
 }
 
-void LayerwiseComparison::local_error(const Held& held, const TensorMap& other,
-                                      NodeResult& nr) {
+void LayerwiseComparison::local_error(const Held& held, const TensorMap& other, NodeResult& nr) {
   const ir::Node& node = *held.node;
   for (const auto& a : node.attributes)
     if (a.type == ir::Attribute::Type::kGraph || a.type == ir::Attribute::Type::kGraphs) {
@@ -169,7 +173,7 @@ void LayerwiseComparison::local_error(const Held& held, const TensorMap& other,
   TensorMap inputs;
   for (const auto& in : node.inputs) {
     if (in.empty() || graph_.initializers.count(in) || inputs.contains(in)) continue;
-    const Tensor* value = graph_inputs_.count(in) ? feed_.find(in)
+    const Tensor* value = graph_inputs_.count(in)   ? feed_.find(in)
                           : constants_.contains(in) ? constants_.find(in)
                                                     : other.find(in);
     if (!value) {
@@ -225,11 +229,14 @@ void LayerwiseComparison::analyse() {
     NodeResult& n = result_.nodes[i];
     const bool outputs_pass = std::all_of(n.outputs.begin(), n.outputs.end(), tensor_passed);
     const bool inputs_pass = std::all_of(n.inputs.begin(), n.inputs.end(), tensor_passed);
-    if (outputs_pass) n.status = NodeStatus::kPassed;
-    else if (inputs_pass) n.status = NodeStatus::kDiverges;
-    else if (n.local_passed) n.status = *n.local_passed ? NodeStatus::kInherited
-                                                        : NodeStatus::kDiverges;
-    else n.status = NodeStatus::kInherited;
+    if (outputs_pass)
+      n.status = NodeStatus::kPassed;
+    else if (inputs_pass)
+      n.status = NodeStatus::kDiverges;
+    else if (n.local_passed)
+      n.status = *n.local_passed ? NodeStatus::kInherited : NodeStatus::kDiverges;
+    else
+      n.status = NodeStatus::kInherited;
     if (!outputs_pass && inputs_pass && !result_.first_divergence) result_.first_divergence = i;
   }
 

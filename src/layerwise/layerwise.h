@@ -61,24 +61,24 @@ std::string_view node_status_name(NodeStatus s);
 
 struct NodeResult {
   std::string name, op_type;
-  size_t index = 0;                  // position among the graph's nodes (topological)
-  std::vector<size_t> outputs;       // indices into LayerwiseResult::tensors
-  std::vector<size_t> inputs;        // compared inputs: indices into LayerwiseResult::tensors
+  size_t index = 0;             // position among the graph's nodes (topological)
+  std::vector<size_t> outputs;  // indices into LayerwiseResult::tensors
+  std::vector<size_t> inputs;   // compared inputs: indices into LayerwiseResult::tensors
   NodeStatus status = NodeStatus::kPassed;
-  double ratio = 0;                  // the worst output's error against its threshold
+  double ratio = 0;  // the worst output's error against its threshold
   // --local-error: the node's outputs recomputed by the reference from the other backend's
   // inputs, compared with the other backend's outputs (what the node itself adds).
   std::optional<double> local_ratio;
   std::optional<bool> local_passed;
-  std::string local_note;            // why there is no local error
+  std::string local_note;  // why there is no local error
   bool passed() const { return status == NodeStatus::kPassed; }
 };
 
 struct LayerwiseResult {
-  std::vector<TensorErrorStats> tensors;  // compared tensors, in the order they were produced
-  std::vector<NodeResult> nodes;          // nodes with a compared output, topological order
-  size_t total_nodes = 0;                 // nodes of the graph
-  std::vector<std::string> missing;       // marked tensors the other side did not provide
+  std::vector<TensorErrorStats> tensors;   // compared tensors, in the order they were produced
+  std::vector<NodeResult> nodes;           // nodes with a compared output, topological order
+  size_t total_nodes = 0;                  // nodes of the graph
+  std::vector<std::string> missing;        // marked tensors the other side did not provide
   std::optional<size_t> first_divergence;  // index into nodes
   // Node names from the nearest graph input to the first divergence (both included).
   std::vector<std::string> path;
@@ -121,7 +121,7 @@ class LayerwiseComparison {
   std::unordered_set<std::string> marked_;
   std::unordered_map<const ir::Node*, size_t> node_index_;
   std::unordered_set<std::string> graph_inputs_;
-  std::unordered_map<std::string, size_t> sizes_;   // bytes of every tensor seen so far
+  std::unordered_map<std::string, size_t> sizes_;      // bytes of every tensor seen so far
   std::unordered_map<std::string, size_t> tensor_of_;  // name -> index into result_.tensors
   std::vector<Held> held_;
   std::unordered_set<std::string> to_fetch_;

@@ -18,9 +18,9 @@ size_t LayerwiseRun::passed_count() const {
 
 std::vector<std::string> marked_tensor_names(const ir::Model& model,
                                              const LayerwiseRunOptions& options) {
-  ModelPtr marked = onnx_io::modify_outputs(
-      model, options.mark_all ? std::vector<std::string>{} : options.marked, options.mark_all,
-      options.exclude);
+  ModelPtr marked =
+      onnx_io::modify_outputs(model, options.mark_all ? std::vector<std::string>{} : options.marked,
+                              options.mark_all, options.exclude);
   std::vector<std::string> names;
   for (const auto& out : marked->graph.outputs) names.push_back(out.name);
   return names;
@@ -61,11 +61,9 @@ NodeRunner single_node_runner(const ConfiguredBackend& reference, const ModelPtr
   return [reference, model, probe](const ir::Node& node, const TensorMap& inputs) {
     if (probe->supports(node, model->opset(node.domain)) == false)
       fail("not supported: {} has no kernel for {}::{} at opset {}", reference.backend->name,
-           node.domain.empty() ? "ai.onnx" : node.domain, node.op_type,
-           model->opset(node.domain));
-    std::unique_ptr<Runner> runner =
-        reference.make_runner(Loader<ModelPtr>(onnx_io::single_node_model(*model, node)),
-                              "local-error");
+           node.domain.empty() ? "ai.onnx" : node.domain, node.op_type, model->opset(node.domain));
+    std::unique_ptr<Runner> runner = reference.make_runner(
+        Loader<ModelPtr>(onnx_io::single_node_model(*model, node)), "local-error");
     RunnerActivation active(*runner);
     const TensorMap outputs = runner->infer(inputs, /*check_inputs=*/false);
     std::vector<Tensor> result;
@@ -81,12 +79,14 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
                                       const LayerwiseSource& other, FeedSource& feeds,
                                       const LayerwiseRunOptions& options) {
   if (!reference.backend || !reference.backend->run_observed)
-    fail_usage("failed to compare layer-wise with reference backend '{}': it cannot stream "
-               "its tensors; the reference side must be a backend that can (pluginref)",
-               reference.backend ? reference.backend->name : "");
+    fail_usage(
+        "failed to compare layer-wise with reference backend '{}': it cannot stream "
+        "its tensors; the reference side must be a backend that can (pluginref)",
+        reference.backend ? reference.backend->name : "");
   if (!other.saved && !other.backend.backend)
-    fail_usage("failed to compare layer-wise: no other side was given; give a backend or saved "
-               "results");
+    fail_usage(
+        "failed to compare layer-wise: no other side was given; give a backend or saved "
+        "results");
   const std::vector<std::string> marked = marked_tensor_names(*model, options);
 
   LayerwiseRun out;
@@ -96,13 +96,13 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
   lw.reference_name = streaming->name();
   // Made once for its name, and so that a backend that loads a library does it before the
   // reference runs.
-  lw.other_name = other.saved ? other.saved->first
-                              : other.backend.make_runner(Loader<ModelPtr>(model))->name();
+  lw.other_name =
+      other.saved ? other.saved->first : other.backend.make_runner(Loader<ModelPtr>(model))->name();
   out.runner0 = lw.other_is_first ? lw.other_name : lw.reference_name;
   out.runner1 = lw.other_is_first ? lw.reference_name : lw.other_name;
 
-  logger().start("Layer-wise Comparison | {} vs. {} | {} marked tensor(s), budget {}",
-                 out.runner0, out.runner1, marked.size(), format_bytes(lw.budget_bytes));
+  logger().start("Layer-wise Comparison | {} vs. {} | {} marked tensor(s), budget {}", out.runner0,
+                 out.runner1, marked.size(), format_bytes(lw.budget_bytes));
   RunnerActivation active(*streaming);
   feeds.set_input_metadata(streaming->input_metadata());
   for (size_t i = 0;; ++i) {
@@ -115,15 +115,13 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
     Logger::Indent indent;
     BatchFetcher fetch = other.saved ? saved_batches(other.saved->second[i].outputs)
                                      : backend_batches(other.backend, model, *feed, lw.other_name);
-    LayerwiseComparison comparison(
-        model->graph, marked, lw, fetch,
-        lw.local_error ? single_node_runner(reference, model) : nullptr);
+    LayerwiseComparison comparison(model->graph, marked, lw, fetch,
+                                   lw.local_error ? single_node_runner(reference, model) : nullptr);
     comparison.set_feed(*feed);
-    reference.backend->run_observed(
-        *streaming, *feed,
-        [&](const ir::Node& node, const std::vector<Value>& outputs) {
-          comparison.on_node(node, outputs);
-        });
+    reference.backend->run_observed(*streaming, *feed,
+                                    [&](const ir::Node& node, const std::vector<Value>& outputs) {
+                                      comparison.on_node(node, outputs);
+                                    });
     out.iterations.push_back(comparison.finish());
     log_layerwise_summary(out.iterations.back(), lw);
   }
@@ -138,8 +136,10 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
       format_repr(out.iterations.empty() ? 100.0
                                          : 100.0 * static_cast<double>(passed) /
                                                static_cast<double>(out.iterations.size())));
-  if (out.passed()) logger().finish("{}", summary);
-  else logger().error("{}", summary);
+  if (out.passed())
+    logger().finish("{}", summary);
+  else
+    logger().error("{}", summary);
   out.options = lw;
   return out;
 }

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <iterator>
 
+#include "core/logger.h"
 #include "core/py_format.h"
 #include "layerwise/layerwise.h"
-#include "core/logger.h"
 
 namespace parity {
 
@@ -65,8 +65,10 @@ void log_layerwise_summary(const LayerwiseResult& r, const LayerwiseOptions& opt
       options.other_is_first ? options.reference_name : options.other_name,
       r.tensors.size() - failed, r.tensors.size(), r.batches, format_bytes(r.peak_batch_bytes),
       format_bytes(options.budget_bytes));
-  if (failed == 0) logger().finish("{}", head);
-  else logger().error("{}", head);
+  if (failed == 0)
+    logger().finish("{}", head);
+  else
+    logger().error("{}", head);
   Logger::Indent indent;
   if (!r.missing.empty())
     logger().warning("{} marked tensor(s) were not provided by {}: {}", r.missing.size(),
@@ -80,13 +82,15 @@ void log_layerwise_summary(const LayerwiseResult& r, const LayerwiseOptions& opt
     logger().info("Outputs: {}", tensor_list(r, n.outputs, metric));
     if (!r.path.empty()) logger().info("Path from the input: {}", fmt::join(r.path, " -> "));
   } else if (failed > 0) {
-    logger().warning("No first divergence: every failing node has a failing input that was "
-                     "compared before it (a marked tensor is missing, or a graph input differs)");
+    logger().warning(
+        "No first divergence: every failing node has a failing input that was "
+        "compared before it (a marked tensor is missing, or a graph input differs)");
   }
   if (!r.top_local.empty()) {
-    logger().info("Largest local errors (what each node adds, the other backend's inputs "
-                  "recomputed on {}):",
-                  options.reference_name);
+    logger().info(
+        "Largest local errors (what each node adds, the other backend's inputs "
+        "recomputed on {}):",
+        options.reference_name);
     Logger::Indent list;
     for (size_t k = 0; k < r.top_local.size() && k < kTopLocal; ++k) {
       const NodeResult& n = r.nodes[r.top_local[k]];

@@ -47,33 +47,55 @@ std::string py_str_list(const std::vector<std::string>& items) {
 double element_as_double(const Tensor& t, size_t i) {
   const void* p = t.raw_data();
   switch (t.dtype()) {
-    case DataType::kFloat32: return static_cast<const float*>(p)[i];
-    case DataType::kFloat64: return static_cast<const double*>(p)[i];
-    case DataType::kFloat16: return static_cast<const float16*>(p)[i].to_float();
-    case DataType::kBFloat16: return static_cast<const bfloat16*>(p)[i].to_float();
-    case DataType::kFloat8E4M3FN: return static_cast<const float8e4m3fn*>(p)[i].to_float();
-    case DataType::kFloat8E4M3FNUZ: return static_cast<const float8e4m3fnuz*>(p)[i].to_float();
-    case DataType::kFloat8E5M2: return static_cast<const float8e5m2*>(p)[i].to_float();
-    case DataType::kFloat8E5M2FNUZ: return static_cast<const float8e5m2fnuz*>(p)[i].to_float();
-    case DataType::kInt8: return static_cast<const int8_t*>(p)[i];
-    case DataType::kInt16: return static_cast<const int16_t*>(p)[i];
-    case DataType::kInt32: return static_cast<const int32_t*>(p)[i];
-    case DataType::kInt64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case DataType::kUInt8: return static_cast<const uint8_t*>(p)[i];
-    case DataType::kUInt16: return static_cast<const uint16_t*>(p)[i];
-    case DataType::kUInt32: return static_cast<const uint32_t*>(p)[i];
-    case DataType::kUInt64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
-    case DataType::kBool: return static_cast<const uint8_t*>(p)[i] != 0;
-    case DataType::kInt4: return int4_get(static_cast<const uint8_t*>(p), i);
-    case DataType::kUInt4: return uint4_get(static_cast<const uint8_t*>(p), i);
-    default: return 0;
+    case DataType::kFloat32:
+      return static_cast<const float*>(p)[i];
+    case DataType::kFloat64:
+      return static_cast<const double*>(p)[i];
+    case DataType::kFloat16:
+      return static_cast<const float16*>(p)[i].to_float();
+    case DataType::kBFloat16:
+      return static_cast<const bfloat16*>(p)[i].to_float();
+    case DataType::kFloat8E4M3FN:
+      return static_cast<const float8e4m3fn*>(p)[i].to_float();
+    case DataType::kFloat8E4M3FNUZ:
+      return static_cast<const float8e4m3fnuz*>(p)[i].to_float();
+    case DataType::kFloat8E5M2:
+      return static_cast<const float8e5m2*>(p)[i].to_float();
+    case DataType::kFloat8E5M2FNUZ:
+      return static_cast<const float8e5m2fnuz*>(p)[i].to_float();
+    case DataType::kInt8:
+      return static_cast<const int8_t*>(p)[i];
+    case DataType::kInt16:
+      return static_cast<const int16_t*>(p)[i];
+    case DataType::kInt32:
+      return static_cast<const int32_t*>(p)[i];
+    case DataType::kInt64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DataType::kUInt8:
+      return static_cast<const uint8_t*>(p)[i];
+    case DataType::kUInt16:
+      return static_cast<const uint16_t*>(p)[i];
+    case DataType::kUInt32:
+      return static_cast<const uint32_t*>(p)[i];
+    case DataType::kUInt64:
+      return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
+    case DataType::kBool:
+      return static_cast<const uint8_t*>(p)[i] != 0;
+    case DataType::kInt4:
+      return int4_get(static_cast<const uint8_t*>(p), i);
+    case DataType::kUInt4:
+      return uint4_get(static_cast<const uint8_t*>(p), i);
+    default:
+      return 0;
   }
 }
 
 std::string element_str(const Tensor& t, size_t i) {
   switch (t.dtype()) {
-    case DataType::kString: return fmt::format("'{}'", static_cast<const std::string*>(t.raw_data())[i]);
-    case DataType::kBool: return element_as_double(t, i) != 0 ? "True" : "False";
+    case DataType::kString:
+      return fmt::format("'{}'", static_cast<const std::string*>(t.raw_data())[i]);
+    case DataType::kBool:
+      return element_as_double(t, i) != 0 ? "True" : "False";
     case DataType::kComplex64: {
       const float* c = static_cast<const float*>(t.raw_data()) + 2 * i;
       return fmt::format("({}{:+}j)", c[0], c[1]);
@@ -98,8 +120,10 @@ void nested_values(const Tensor& t, size_t dim, size_t& index, std::string& out)
   const int64_t n = t.shape()[dim];
   for (int64_t k = 0; k < n; ++k) {
     if (k) out += dim + 1 == t.shape().size() ? ", " : ",\n" + std::string(dim + 1, ' ');
-    if (dim + 1 == t.shape().size()) out += element_str(t, index++);
-    else nested_values(t, dim + 1, index, out);
+    if (dim + 1 == t.shape().size())
+      out += element_str(t, index++);
+    else
+      nested_values(t, dim + 1, index, out);
   }
   out += "]";
 }
@@ -158,7 +182,8 @@ class GraphPrinter {
     std::string s;
     if (options_.attrs && !doc_string.empty())
       s += fmt::format("---- Docstring ----\n{}\n\n", doc_string);
-    s += fmt::format("---- {} {} Input(s) ----\n{}\n\n", inputs.size(), kind, metadata_block(inputs));
+    s += fmt::format("---- {} {} Input(s) ----\n{}\n\n", inputs.size(), kind,
+                     metadata_block(inputs));
     s += fmt::format("---- {} {} Output(s) ----\n{}\n\n", outputs.size(), kind,
                      metadata_block(outputs));
     s += fmt::format("---- {} Initializer(s) ----\n", initializers.size());
@@ -218,24 +243,31 @@ class GraphPrinter {
                                        const std::map<std::string, Meta>& tensors, int level) {
     using T = ir::Attribute::Type;
     switch (a.type) {
-      case T::kFloat: return py_float(a.f);
-      case T::kInt: return std::to_string(a.i);
-      case T::kString: return a.s;
+      case T::kFloat:
+        return py_float(a.f);
+      case T::kInt:
+        return std::to_string(a.i);
+      case T::kString:
+        return a.s;
       case T::kTensor: {
         std::string s = fmt::format("Tensor: [dtype={}, shape=[{}]]", dtype_name(a.t.dtype()),
                                     fmt::join(a.t.shape(), ", "));
         if (options_.weights) s += " | Values:\n" + indent_block(values_str(a.t, options_));
         return s;
       }
-      case T::kGraph: return "\n" + graph(*a.g, tensors, level + 2, "");
+      case T::kGraph:
+        return "\n" + graph(*a.g, tensors, level + 2, "");
       case T::kFloats: {
         std::vector<std::string> parts;
         for (float f : a.floats) parts.push_back(py_float(f));
         return fmt::format("[{}]", fmt::join(parts, ", "));
       }
-      case T::kInts: return fmt::format("[{}]", fmt::join(a.ints, ", "));
-      case T::kStrings: return py_str_list(a.strings);
-      default: return std::nullopt;
+      case T::kInts:
+        return fmt::format("[{}]", fmt::join(a.ints, ", "));
+      case T::kStrings:
+        return py_str_list(a.strings);
+      default:
+        return std::nullopt;
     }
   }
 
@@ -248,8 +280,10 @@ std::string describe_model(const ir::Model& model, const DescribeOptions& option
   std::string opset = "Unknown";
   std::vector<std::string> others;
   auto add_opset = [&](const std::string& domain, int64_t version) {
-    if (domain.empty()) opset = std::to_string(version);
-    else others.push_back(fmt::format("'{}': {}", domain, version));
+    if (domain.empty())
+      opset = std::to_string(version);
+    else
+      others.push_back(fmt::format("'{}': {}", domain, version));
   };
   if (model.proto) {  // the file's order, as Polygraphy prints the dict
     for (const auto& op : model.proto->opset_import())

@@ -35,9 +35,10 @@ int64_t parse_size(const std::string& text, const std::string& key, const std::s
   int64_t v = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < 0)
-    fail("failed to load external data of tensor '{}' with {} '{}': the value must be a "
-         "non-negative integer",
-         tensor, key, text);
+    fail(
+        "failed to load external data of tensor '{}' with {} '{}': the value must be a "
+        "non-negative integer",
+        tensor, key, text);
   return v;
 }
 
@@ -68,40 +69,46 @@ std::shared_ptr<MappedFile> ExternalDataStore::map(const std::string& location,
                                                    const std::string& tensor) {
   fs::path rel(location);
   if (location.empty())
-    fail("failed to load external data of tensor '{}' with an empty location: the location "
-         "must name a file in the model's folder",
-         tensor);
+    fail(
+        "failed to load external data of tensor '{}' with an empty location: the location "
+        "must name a file in the model's folder",
+        tensor);
   if (location.find('\0') != std::string::npos) {
     // Printed as it is, the NUL would cut the message (and the path) short.
     std::string shown;
     for (char c : location) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
-    fail("failed to load external data of tensor '{}' with location '{}': the location "
-         "contains a NUL character; it must be a plain relative file name",
-         tensor, shown);
+    fail(
+        "failed to load external data of tensor '{}' with location '{}': the location "
+        "contains a NUL character; it must be a plain relative file name",
+        tensor, shown);
   }
   if (rel.is_absolute())
-    fail("failed to load external data of tensor '{}' with location '{}': absolute locations "
-         "are refused; the location must be relative to the model's folder '{}'",
-         tensor, location, dir_);
+    fail(
+        "failed to load external data of tensor '{}' with location '{}': absolute locations "
+        "are refused; the location must be relative to the model's folder '{}'",
+        tensor, location, dir_);
   for (const auto& part : rel)
     if (part == "..")
-      fail("failed to load external data of tensor '{}' with location '{}': locations with "
-           "'..' are refused; the file must be inside the model's folder '{}'",
-           tensor, location, dir_);
+      fail(
+          "failed to load external data of tensor '{}' with location '{}': locations with "
+          "'..' are refused; the file must be inside the model's folder '{}'",
+          tensor, location, dir_);
 
   std::error_code ec;
   fs::path base = fs::weakly_canonical(fs::absolute(dir_.empty() ? "." : dir_), ec);
   fs::path full = fs::path(dir_.empty() ? "." : dir_) / rel;
   if (!fs::exists(full, ec))
-    fail("failed to load external data of tensor '{}' with location '{}': the file '{}' does "
-         "not exist; external data files must sit in the model's folder or in "
-         "--external-data-dir",
-         tensor, location, full.string());
+    fail(
+        "failed to load external data of tensor '{}' with location '{}': the file '{}' does "
+        "not exist; external data files must sit in the model's folder or in "
+        "--external-data-dir",
+        tensor, location, full.string());
   fs::path resolved = fs::canonical(full, ec);
   if (ec || !is_within(base, resolved))
-    fail("failed to load external data of tensor '{}' with location '{}': it resolves to '{}', "
-         "outside the folder '{}'; external data must stay inside the model's folder",
-         tensor, location, ec ? full.string() : resolved.string(), base.string());
+    fail(
+        "failed to load external data of tensor '{}' with location '{}': it resolves to '{}', "
+        "outside the folder '{}'; external data must stay inside the model's folder",
+        tensor, location, ec ? full.string() : resolved.string(), base.string());
 
   const std::string key = resolved.string();
   if (auto it = files_.find(key); it != files_.end()) return it->second;
@@ -109,8 +116,9 @@ std::shared_ptr<MappedFile> ExternalDataStore::map(const std::string& location,
   // Opened without blocking and checked to be a regular file: a FIFO would block for ever.
   int64_t size = 0;
   int fd = open_regular_file(
-      key, fmt::format("load external data of tensor '{}' with location '{}' from '{}'", tensor,
-                       location, key),
+      key,
+      fmt::format("load external data of tensor '{}' with location '{}' from '{}'", tensor,
+                  location, key),
       &size);
   auto file = std::make_shared<MappedFile>();
   file->path = key;
@@ -135,32 +143,39 @@ Tensor ExternalDataStore::load(const ::onnx::TensorProto& proto, DataType dtype,
                                const Shape& shape) {
   const std::string& name = proto.name();
   if (dtype == DataType::kString)
-    fail("failed to load tensor '{}' with external data of type string: string tensors must "
-         "be stored inside the model",
-         name);
+    fail(
+        "failed to load tensor '{}' with external data of type string: string tensors must "
+        "be stored inside the model",
+        name);
   std::string location, offset_text, length_text;
   for (const auto& kv : proto.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset_text = kv.value();
-    else if (kv.key() == "length") length_text = kv.value();
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset_text = kv.value();
+    else if (kv.key() == "length")
+      length_text = kv.value();
   }
   auto file = map(location, name);
   const size_t needed = dtype_storage_bytes(dtype, static_cast<size_t>(shape_numel(shape)));
   const size_t offset = offset_text.empty() ? 0 : parse_size(offset_text, "offset", name);
   if (offset > file->size)
-    fail("failed to load external data of tensor '{}' with offset {}: the file '{}' holds only "
-         "{} bytes",
-         name, offset, file->path, file->size);
+    fail(
+        "failed to load external data of tensor '{}' with offset {}: the file '{}' holds only "
+        "{} bytes",
+        name, offset, file->path, file->size);
   const size_t length =
       length_text.empty() ? file->size - offset : parse_size(length_text, "length", name);
   if (offset + length > file->size)
-    fail("failed to load external data of tensor '{}' with offset {} and length {}: the file "
-         "'{}' holds only {} bytes (truncated?)",
-         name, offset, length, file->path, file->size);
+    fail(
+        "failed to load external data of tensor '{}' with offset {} and length {}: the file "
+        "'{}' holds only {} bytes (truncated?)",
+        name, offset, length, file->path, file->size);
   if (length < needed || (!length_text.empty() && length != needed))
-    fail("failed to load external data of tensor '{}' with length {}: shape {} of {} needs "
-         "{} bytes",
-         name, length, shape_str(shape), dtype_name(dtype), needed);
+    fail(
+        "failed to load external data of tensor '{}' with length {}: shape {} of {} needs "
+        "{} bytes",
+        name, length, shape_str(shape), dtype_name(dtype), needed);
 
   auto* bytes = static_cast<uint8_t*>(file->data) + offset;
   if (needed == 0) return Tensor(dtype, shape);

@@ -28,19 +28,32 @@ std::string ValueType::str() const {
 
 std::string_view attribute_type_name(Attribute::Type t) {
   switch (t) {
-    case Attribute::Type::kFloat: return "float";
-    case Attribute::Type::kInt: return "int";
-    case Attribute::Type::kString: return "string";
-    case Attribute::Type::kTensor: return "tensor";
-    case Attribute::Type::kGraph: return "graph";
-    case Attribute::Type::kFloats: return "floats";
-    case Attribute::Type::kInts: return "ints";
-    case Attribute::Type::kStrings: return "strings";
-    case Attribute::Type::kTensors: return "tensors";
-    case Attribute::Type::kGraphs: return "graphs";
-    case Attribute::Type::kTypeProto: return "type_proto";
-    case Attribute::Type::kTypeProtos: return "type_protos";
-    default: return "undefined";
+    case Attribute::Type::kFloat:
+      return "float";
+    case Attribute::Type::kInt:
+      return "int";
+    case Attribute::Type::kString:
+      return "string";
+    case Attribute::Type::kTensor:
+      return "tensor";
+    case Attribute::Type::kGraph:
+      return "graph";
+    case Attribute::Type::kFloats:
+      return "floats";
+    case Attribute::Type::kInts:
+      return "ints";
+    case Attribute::Type::kStrings:
+      return "strings";
+    case Attribute::Type::kTensors:
+      return "tensors";
+    case Attribute::Type::kGraphs:
+      return "graphs";
+    case Attribute::Type::kTypeProto:
+      return "type_proto";
+    case Attribute::Type::kTypeProtos:
+      return "type_protos";
+    default:
+      return "undefined";
   }
 }
 
@@ -153,9 +166,10 @@ void toposort(Graph& graph) {
       if (o.empty()) continue;
       auto [it, inserted] = producer.emplace(o, i);
       if (!inserted)
-        fail("failed to load node '{}' ({}) with output '{}': node '{}' already produces that "
-             "tensor; every tensor of an ONNX graph has exactly one producer",
-             graph.nodes[i].name, graph.nodes[i].op_type, o, graph.nodes[it->second].name);
+        fail(
+            "failed to load node '{}' ({}) with output '{}': node '{}' already produces that "
+            "tensor; every tensor of an ONNX graph has exactly one producer",
+            graph.nodes[i].name, graph.nodes[i].op_type, o, graph.nodes[it->second].name);
     }
 
   std::vector<std::vector<size_t>> consumers(n);
@@ -169,9 +183,10 @@ void toposort(Graph& graph) {
         deps[i].insert(it->second);
       } else if (!visible_from_outside(graph, r, available)) {
         const Node& node = graph.nodes[i];
-        fail("failed to load node '{}' ({}) with input '{}': no node, graph input or "
-             "initializer produces that tensor",
-             node.name, node.op_type, r);
+        fail(
+            "failed to load node '{}' ({}) with input '{}': no node, graph input or "
+            "initializer produces that tensor",
+            node.name, node.op_type, r);
       }
     }
     for (size_t d : deps[i]) {  // a node reading its own output is a cycle of one
@@ -181,9 +196,10 @@ void toposort(Graph& graph) {
   }
   for (const auto& o : graph.outputs)
     if (!producer.count(o.name) && !visible_from_outside(graph, o.name, available))
-      fail("failed to load output '{}' of graph '{}': no node, graph input or initializer "
-           "produces that tensor",
-           o.name, graph.name);
+      fail(
+          "failed to load output '{}' of graph '{}': no node, graph input or initializer "
+          "produces that tensor",
+          o.name, graph.name);
 
   // Kahn's algorithm, always taking the earliest ready node in file order (stable).
   std::set<size_t> ready;
@@ -199,9 +215,10 @@ void toposort(Graph& graph) {
       if (--pending[c] == 0) ready.insert(c);
   }
   if (order.size() != n)
-    fail("failed to sort the nodes of graph '{}': the graph has a cycle {}; an ONNX graph must "
-         "be acyclic",
-         graph.name, describe_cycle(graph, deps, pending));
+    fail(
+        "failed to sort the nodes of graph '{}': the graph has a cycle {}; an ONNX graph must "
+        "be acyclic",
+        graph.name, describe_cycle(graph, deps, pending));
   std::vector<Node> sorted;
   sorted.reserve(n);
   for (size_t i : order) sorted.push_back(std::move(graph.nodes[i]));

@@ -46,8 +46,19 @@ struct ValueInfo {
 
 struct Attribute {
   enum class Type {
-    kUndefined, kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings, kTensors,
-    kGraphs, kTypeProto, kTypeProtos,
+    kUndefined,
+    kFloat,
+    kInt,
+    kString,
+    kTensor,
+    kGraph,
+    kFloats,
+    kInts,
+    kStrings,
+    kTensors,
+    kGraphs,
+    kTypeProto,
+    kTypeProtos,
   };
   std::string name;
   Type type = Type::kUndefined;
@@ -67,9 +78,9 @@ struct Attribute {
 std::string_view attribute_type_name(Attribute::Type t);
 
 struct Node {
-  std::string name;     // may be empty in the file; the loader names such nodes "<op_type>_<index>"
+  std::string name;  // may be empty in the file; the loader names such nodes "<op_type>_<index>"
   std::string op_type;
-  std::string domain;   // "" for the default ONNX domain ("ai.onnx" is normalised to "")
+  std::string domain;  // "" for the default ONNX domain ("ai.onnx" is normalised to "")
   std::vector<std::string> inputs;   // "" marks an absent optional input
   std::vector<std::string> outputs;  // "" marks an unused optional output
   std::vector<Attribute> attributes;
@@ -79,12 +90,12 @@ struct Node {
 
 struct Graph {
   std::string name;
-  std::vector<Node> nodes;  // topologically sorted
-  std::vector<ValueInfo> inputs;   // graph inputs that are not initializers
+  std::vector<Node> nodes;        // topologically sorted
+  std::vector<ValueInfo> inputs;  // graph inputs that are not initializers
   std::vector<ValueInfo> outputs;
-  std::map<std::string, Tensor> initializers;  // includes initializers that are also inputs
+  std::map<std::string, Tensor> initializers;   // includes initializers that are also inputs
   std::map<std::string, ValueType> value_info;  // everything the file says about other values
-  Graph* parent = nullptr;  // enclosing graph for a control-flow body
+  Graph* parent = nullptr;                      // enclosing graph for a control-flow body
 
   // The type known for `name`: input, output, value_info or initializer; nullptr if none.
   const ValueType* find_type(const std::string& name) const;

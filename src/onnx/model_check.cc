@@ -18,19 +18,22 @@ void check_graph_signature(const ::onnx::GraphProto& graph, bool top_level) {
   std::set<std::string> seen;
   for (const auto& in : graph.input())
     if (!seen.insert(in.name()).second)
-      fail("failed to load the model: {} lists input '{}' twice; ONNX graphs are in single "
-           "static assignment form, so every input name must be unique",
-           which, in.name());
+      fail(
+          "failed to load the model: {} lists input '{}' twice; ONNX graphs are in single "
+          "static assignment form, so every input name must be unique",
+          which, in.name());
   seen.clear();
   for (const auto& out : graph.output())
     if (!seen.insert(out.name()).second)
-      fail("failed to load the model: {} lists output '{}' twice; every output name must be "
-           "unique (outputs are compared by name)",
-           which, out.name());
+      fail(
+          "failed to load the model: {} lists output '{}' twice; every output name must be "
+          "unique (outputs are compared by name)",
+          which, out.name());
   if (top_level && graph.output_size() == 0)
-    fail("failed to load the model: the graph '{}' has no outputs; a model must declare at "
-         "least one output to be run and compared",
-         graph.name());
+    fail(
+        "failed to load the model: the graph '{}' has no outputs; a model must declare at "
+        "least one output to be run and compared",
+        graph.name());
   for (const auto& node : graph.node())
     for (const auto& attr : node.attribute()) {
       if (attr.has_g()) check_graph_signature(attr.g(), false);
@@ -43,33 +46,38 @@ void check_graph_signature(const ::onnx::GraphProto& graph, bool top_level) {
 void check_model_proto(const ::onnx::ModelProto& model) {
   const long ir = static_cast<long>(model.ir_version());
   if (ir <= 0)
-    fail("failed to load the model with ir_version {}: the IR version must be set to 1 or more "
-         "(ONNX's checker refuses a model without one); valid versions are 1 to {}",
-         ir, kNewestIrVersion);
+    fail(
+        "failed to load the model with ir_version {}: the IR version must be set to 1 or more "
+        "(ONNX's checker refuses a model without one); valid versions are 1 to {}",
+        ir, kNewestIrVersion);
   if (ir > kNewestIrVersion)
-    fail("failed to load the model with ir_version {}: it is newer than the newest IR version "
-         "Parity (and ONNX Runtime) know, {}; valid versions are 1 to {}",
-         ir, kNewestIrVersion, kNewestIrVersion);
+    fail(
+        "failed to load the model with ir_version {}: it is newer than the newest IR version "
+        "Parity (and ONNX Runtime) know, {}; valid versions are 1 to {}",
+        ir, kNewestIrVersion, kNewestIrVersion);
   if (ir >= 3 && model.opset_import_size() == 0)
-    fail("failed to load the model with ir_version {}: it imports no opset; from IR version 3 "
-         "a model must name the opset of every domain it uses",
-         ir);
+    fail(
+        "failed to load the model with ir_version {}: it imports no opset; from IR version 3 "
+        "a model must name the opset of every domain it uses",
+        ir);
   std::set<std::string> domains;
   for (const auto& op : model.opset_import()) {
-    const std::string domain = op.domain().empty() || op.domain() == "ai.onnx" ? "ai.onnx"
-                                                                               : op.domain();
+    const std::string domain =
+        op.domain().empty() || op.domain() == "ai.onnx" ? "ai.onnx" : op.domain();
     if (!domains.insert(domain).second)
-      fail("failed to load the model: opset_import lists domain '{}' twice; each domain may be "
-           "imported once",
-           domain);
+      fail(
+          "failed to load the model: opset_import lists domain '{}' twice; each domain may be "
+          "imported once",
+          domain);
     if (op.version() < 1)
       fail("failed to load the model with opset {} of domain '{}': opset versions start at 1",
            op.version(), domain);
     if (domain == "ai.onnx" && op.version() > kNewestOnnxOpset)
-      logger().warning("The model imports opset {} of domain 'ai.onnx', newer than the newest "
-                       "released opset Parity knows ({}); the newest kernels are used, which "
-                       "may not match that opset's definitions",
-                       op.version(), kNewestOnnxOpset);
+      logger().warning(
+          "The model imports opset {} of domain 'ai.onnx', newer than the newest "
+          "released opset Parity knows ({}); the newest kernels are used, which "
+          "may not match that opset's definitions",
+          op.version(), kNewestOnnxOpset);
   }
   check_graph_signature(model.graph(), true);
 }

@@ -35,17 +35,18 @@ std::string read_file(const std::string& path) {
   return read_regular_file(path, fmt::format("load model '{}'", path));
 }
 
-std::shared_ptr<::onnx::ModelProto> parse_model(const std::string& bytes,
-                                                const std::string& what) {
+std::shared_ptr<::onnx::ModelProto> parse_model(const std::string& bytes, const std::string& what) {
   auto proto = std::make_shared<::onnx::ModelProto>();
   if (bytes.size() > static_cast<size_t>(INT_MAX))
-    fail("failed to parse {} as an ONNX model: it is {} bytes, past protobuf's 2 GB limit; "
-         "large models must keep their weights in external data files",
-         what, bytes.size());
+    fail(
+        "failed to parse {} as an ONNX model: it is {} bytes, past protobuf's 2 GB limit; "
+        "large models must keep their weights in external data files",
+        what, bytes.size());
   if (!parse_proto(bytes, *proto))
-    fail("failed to parse {} as an ONNX model: the file is not a valid ModelProto "
-         "(truncated or corrupt?)",
-         what);
+    fail(
+        "failed to parse {} as an ONNX model: the file is not a valid ModelProto "
+        "(truncated or corrupt?)",
+        what);
   if (!proto->has_graph())
     fail("failed to parse {} as an ONNX model: it holds no graph (is it an ONNX model?)", what);
   return proto;
@@ -125,9 +126,10 @@ std::shared_ptr<ir::Model> load_model_from_bytes(const std::string& bytes,
 Tensor tensor_from_proto_bytes(const std::string& serialized_tensor_proto) {
   ::onnx::TensorProto proto;
   if (!parse_proto(serialized_tensor_proto, proto))
-    fail("failed to parse {} bytes as an ONNX tensor: they are not a valid TensorProto "
-         "(truncated or corrupt?)",
-         serialized_tensor_proto.size());
+    fail(
+        "failed to parse {} bytes as an ONNX tensor: they are not a valid TensorProto "
+        "(truncated or corrupt?)",
+        serialized_tensor_proto.size());
   return tensor_from_proto(proto, TensorSource{});
 }
 
@@ -140,14 +142,16 @@ std::shared_ptr<ir::Model> copy_model(const ir::Model& model) {
 
 std::string serialize_model(const ir::Model& model) {
   if (!model.proto)
-    fail("failed to serialize model '{}': it has no protobuf; only models loaded from ONNX "
-         "can be serialized",
-         model.graph.name);
+    fail(
+        "failed to serialize model '{}': it has no protobuf; only models loaded from ONNX "
+        "can be serialized",
+        model.graph.name);
   const size_t size = model.proto->ByteSizeLong();
   if (size > static_cast<size_t>(INT_MAX))
-    fail("failed to serialize model '{}' of {} bytes: protobuf messages cannot exceed 2 GB; "
-         "save the model with its weights as external data instead",
-         model.graph.name, size);
+    fail(
+        "failed to serialize model '{}' of {} bytes: protobuf messages cannot exceed 2 GB; "
+        "save the model with its weights as external data instead",
+        model.graph.name, size);
   std::string bytes;
   if (!model.proto->SerializeToString(&bytes))
     fail("failed to serialize model '{}': protobuf refused the message", model.graph.name);

@@ -91,8 +91,10 @@ std::shared_ptr<ir::Model> modify_outputs(const ir::Model& model,
       std::vector<std::string> missing;
       std::unordered_set<std::string> seen;
       for (const auto& o : outputs) {
-        if (!valid.count(o)) missing.push_back(o);
-        else if (seen.insert(o).second) names.push_back(o);
+        if (!valid.count(o))
+          missing.push_back(o);
+        else if (seen.insert(o).second)
+          names.push_back(o);
       }
       if (!missing.empty()) fail_not_found(missing, available);
     }

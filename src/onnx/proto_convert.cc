@@ -19,9 +19,10 @@ using ::onnx::TensorProto;
 
 DataType checked_dtype(int32_t elem_type, const std::string& tensor) {
   if (elem_type == 0 || !dtype_is_valid(elem_type))
-    fail("failed to load tensor '{}' with data_type {}: the element type must be one of "
-         "ONNX's TensorProto.DataType values 1-22",
-         tensor, elem_type);
+    fail(
+        "failed to load tensor '{}' with data_type {}: the element type must be one of "
+        "ONNX's TensorProto.DataType values 1-22",
+        tensor, elem_type);
   return static_cast<DataType>(elem_type);
 }
 
@@ -30,9 +31,10 @@ Shape checked_shape(const TensorProto& p) {
   int64_t numel = 1;
   for (int64_t d : shape) {
     if (d < 0 || __builtin_mul_overflow(numel, d, &numel) || numel > (int64_t{1} << 48))
-      fail("failed to load tensor '{}' with shape {}: every dimension must be 0 or more and "
-           "the element count must fit in memory",
-           p.name(), shape_str(shape));
+      fail(
+          "failed to load tensor '{}' with shape {}: every dimension must be 0 or more and "
+          "the element count must fit in memory",
+          p.name(), shape_str(shape));
   }
   return shape;
 }
@@ -40,13 +42,21 @@ Shape checked_shape(const TensorProto& p) {
 // The typed field that holds `dt`'s values, by onnx.proto's rules, and how many it holds.
 std::pair<int, const char*> typed_field(const TensorProto& p, DataType dt) {
   switch (dt) {
-    case DataType::kFloat32: case DataType::kComplex64: return {p.float_data_size(), "float_data"};
-    case DataType::kFloat64: case DataType::kComplex128:
+    case DataType::kFloat32:
+    case DataType::kComplex64:
+      return {p.float_data_size(), "float_data"};
+    case DataType::kFloat64:
+    case DataType::kComplex128:
       return {p.double_data_size(), "double_data"};
-    case DataType::kInt64: return {p.int64_data_size(), "int64_data"};
-    case DataType::kUInt32: case DataType::kUInt64: return {p.uint64_data_size(), "uint64_data"};
-    case DataType::kString: return {p.string_data_size(), "string_data"};
-    default: return {p.int32_data_size(), "int32_data"};
+    case DataType::kInt64:
+      return {p.int64_data_size(), "int64_data"};
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      return {p.uint64_data_size(), "uint64_data"};
+    case DataType::kString:
+      return {p.string_data_size(), "string_data"};
+    default:
+      return {p.int32_data_size(), "int32_data"};
   }
 }
 
@@ -137,9 +147,10 @@ Tensor tensor_from_typed_fields(const TensorProto& p, DataType dt, const Shape& 
 
 Tensor tensor_from_raw(const TensorProto& p, DataType dt, const Shape& shape) {
   if (dt == DataType::kString)
-    fail("failed to load tensor '{}' with raw_data of type string: string tensors must use "
-         "string_data",
-         p.name());
+    fail(
+        "failed to load tensor '{}' with raw_data of type string: string tensors must use "
+        "string_data",
+        p.name());
   const std::string& raw = p.raw_data();
   const size_t needed = dtype_storage_bytes(dt, static_cast<size_t>(shape_numel(shape)));
   if (raw.size() != needed)
@@ -156,15 +167,17 @@ Tensor tensor_from_proto(const TensorProto& p, const TensorSource& source) {
   const DataType dt = checked_dtype(p.data_type(), p.name());
   const Shape shape = checked_shape(p);
   if (p.has_segment())
-    fail("failed to load tensor '{}' with segment [{}, {}]: segmented tensors are only used in "
-         "streams, a model's tensors must be whole",
-         p.name(), p.segment().begin(), p.segment().end());
+    fail(
+        "failed to load tensor '{}' with segment [{}, {}]: segmented tensors are only used in "
+        "streams, a model's tensors must be whole",
+        p.name(), p.segment().begin(), p.segment().end());
   if (p.data_location() == TensorProto::EXTERNAL) {
     if (source.ignore_external_data) return zero_tensor(dt, shape);
     if (!source.external)
-      fail("failed to load tensor '{}' with external data: a lone tensor has no folder to read "
-           "external data from; embed the data in the tensor",
-           p.name());
+      fail(
+          "failed to load tensor '{}' with external data: a lone tensor has no folder to read "
+          "external data from; embed the data in the tensor",
+          p.name());
     return source.external->load(p, dt, shape);
   }
   if (p.has_raw_data()) return tensor_from_raw(p, dt, shape);
@@ -194,9 +207,10 @@ Tensor tensor_from_sparse_proto(const ::onnx::SparseTensorProto& p, const Tensor
   if (indices.dtype() != DataType::kInt64 ||
       !(indices.shape() == Shape{nnz} ||
         indices.shape() == Shape{nnz, static_cast<int64_t>(shape.size())}))
-    fail("failed to load sparse tensor '{}' with indices of type {} and shape {}: indices must "
-         "be int64 of shape ({},) or ({}, {})",
-         name, dtype_name(indices.dtype()), shape_str(indices.shape()), nnz, nnz, shape.size());
+    fail(
+        "failed to load sparse tensor '{}' with indices of type {} and shape {}: indices must "
+        "be int64 of shape ({},) or ({}, {})",
+        name, dtype_name(indices.dtype()), shape_str(indices.shape()), nnz, nnz, shape.size());
   const bool linear = indices.rank() == 1;
   const int64_t* idx = indices.data<int64_t>();
   const size_t bits = dtype_bits(values.dtype());
@@ -212,9 +226,10 @@ Tensor tensor_from_sparse_proto(const ::onnx::SparseTensorProto& p, const Tensor
       }
     }
     if (flat < 0 || flat >= numel)
-      fail("failed to load sparse tensor '{}' with value {} at an index outside shape {}: "
-           "indices must address elements of the dense shape",
-           name, k, shape_str(shape));
+      fail(
+          "failed to load sparse tensor '{}' with value {} at an index outside shape {}: "
+          "indices must address elements of the dense shape",
+          name, k, shape_str(shape));
     if (values.dtype() == DataType::kString) {
       static_cast<std::string*>(dense.raw_data())[flat] =
           static_cast<const std::string*>(values.raw_data())[k];
@@ -242,10 +257,12 @@ ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {
       if (tt.has_shape()) {
         dims.emplace();
         for (const auto& d : tt.shape().dim()) {
-          if (d.has_dim_value() && d.dim_value() >= 0) dims->push_back(Dim::fixed(d.dim_value()));
+          if (d.has_dim_value() && d.dim_value() >= 0)
+            dims->push_back(Dim::fixed(d.dim_value()));
           else if (d.has_dim_param() && !d.dim_param().empty())
             dims->push_back(Dim::symbolic(d.dim_param()));
-          else dims->push_back(Dim::unknown());
+          else
+            dims->push_back(Dim::unknown());
         }
       }
       return ir::ValueType::tensor(elem, std::move(dims));
@@ -253,14 +270,14 @@ ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {
     case ::onnx::TypeProto::kSequenceType:
       v.kind = ir::ValueType::Kind::kSequence;
       if (t.sequence_type().has_elem_type())
-        v.inner = std::make_shared<ir::ValueType>(
-            value_type_from_proto(t.sequence_type().elem_type()));
+        v.inner =
+            std::make_shared<ir::ValueType>(value_type_from_proto(t.sequence_type().elem_type()));
       return v;
     case ::onnx::TypeProto::kOptionalType:
       v.kind = ir::ValueType::Kind::kOptional;
       if (t.optional_type().has_elem_type())
-        v.inner = std::make_shared<ir::ValueType>(
-            value_type_from_proto(t.optional_type().elem_type()));
+        v.inner =
+            std::make_shared<ir::ValueType>(value_type_from_proto(t.optional_type().elem_type()));
       return v;
     default:  // maps and sparse tensors: no backend of Parity produces them
       return v;
@@ -275,20 +292,36 @@ using AType = ir::Attribute::Type;
 std::optional<AType> attribute_type(int onnx_type) {
   using P = ::onnx::AttributeProto;
   switch (onnx_type) {
-    case P::UNDEFINED: return AType::kUndefined;
-    case P::FLOAT: return AType::kFloat;
-    case P::INT: return AType::kInt;
-    case P::STRING: return AType::kString;
-    case P::TENSOR: case P::SPARSE_TENSOR: return AType::kTensor;
-    case P::GRAPH: return AType::kGraph;
-    case P::TYPE_PROTO: return AType::kTypeProto;
-    case P::FLOATS: return AType::kFloats;
-    case P::INTS: return AType::kInts;
-    case P::STRINGS: return AType::kStrings;
-    case P::TENSORS: case P::SPARSE_TENSORS: return AType::kTensors;
-    case P::GRAPHS: return AType::kGraphs;
-    case P::TYPE_PROTOS: return AType::kTypeProtos;
-    default: return std::nullopt;
+    case P::UNDEFINED:
+      return AType::kUndefined;
+    case P::FLOAT:
+      return AType::kFloat;
+    case P::INT:
+      return AType::kInt;
+    case P::STRING:
+      return AType::kString;
+    case P::TENSOR:
+    case P::SPARSE_TENSOR:
+      return AType::kTensor;
+    case P::GRAPH:
+      return AType::kGraph;
+    case P::TYPE_PROTO:
+      return AType::kTypeProto;
+    case P::FLOATS:
+      return AType::kFloats;
+    case P::INTS:
+      return AType::kInts;
+    case P::STRINGS:
+      return AType::kStrings;
+    case P::TENSORS:
+    case P::SPARSE_TENSORS:
+      return AType::kTensors;
+    case P::GRAPHS:
+      return AType::kGraphs;
+    case P::TYPE_PROTOS:
+      return AType::kTypeProtos;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -323,23 +356,40 @@ ir::Attribute attribute_from_proto(const ::onnx::AttributeProto& a, const ir::No
   out.name = a.name();
   const std::optional<AType> type = attribute_type(a.type());
   if (!type)
-    fail("failed to load attribute '{}' of node '{}' ({}) with type {}: the type must be one of "
-         "ONNX's AttributeProto.AttributeType values 0-14",
-         a.name(), node.name, node.op_type, static_cast<int>(a.type()));
+    fail(
+        "failed to load attribute '{}' of node '{}' ({}) with type {}: the type must be one of "
+        "ONNX's AttributeProto.AttributeType values 0-14",
+        a.name(), node.name, node.op_type, static_cast<int>(a.type()));
   out.type = *type == AType::kUndefined ? infer_attribute_type(a) : *type;
   switch (out.type) {
-    case AType::kFloat: out.f = a.f(); break;
-    case AType::kInt: out.i = a.i(); break;
-    case AType::kString: out.s = a.s(); break;
+    case AType::kFloat:
+      out.f = a.f();
+      break;
+    case AType::kInt:
+      out.i = a.i();
+      break;
+    case AType::kString:
+      out.s = a.s();
+      break;
     case AType::kTensor:
       out.t = a.has_sparse_tensor() ? tensor_from_sparse_proto(a.sparse_tensor(), source)
                                     : tensor_from_proto(a.t(), source);
       break;
-    case AType::kGraph: out.g = subgraph_from_proto(a.g(), graph, source); break;
-    case AType::kTypeProto: out.type_protos.push_back(value_type_from_proto(a.tp())); break;
-    case AType::kFloats: out.floats.assign(a.floats().begin(), a.floats().end()); break;
-    case AType::kInts: out.ints.assign(a.ints().begin(), a.ints().end()); break;
-    case AType::kStrings: out.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case AType::kGraph:
+      out.g = subgraph_from_proto(a.g(), graph, source);
+      break;
+    case AType::kTypeProto:
+      out.type_protos.push_back(value_type_from_proto(a.tp()));
+      break;
+    case AType::kFloats:
+      out.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case AType::kInts:
+      out.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case AType::kStrings:
+      out.strings.assign(a.strings().begin(), a.strings().end());
+      break;
     case AType::kTensors:
       for (const auto& t : a.tensors()) out.tensors.push_back(tensor_from_proto(t, source));
       for (const auto& t : a.sparse_tensors())
@@ -351,7 +401,8 @@ ir::Attribute attribute_from_proto(const ::onnx::AttributeProto& a, const ir::No
     case AType::kTypeProtos:
       for (const auto& tp : a.type_protos()) out.type_protos.push_back(value_type_from_proto(tp));
       break;
-    case AType::kUndefined: break;  // an attribute with no value: kept so kernels can say so
+    case AType::kUndefined:
+      break;  // an attribute with no value: kept so kernels can say so
   }
   return out;
 }
@@ -365,22 +416,23 @@ ir::ValueInfo value_info_from_proto(const ::onnx::ValueInfoProto& v) {
 
 }  // namespace
 
-void graph_from_proto(const ::onnx::GraphProto& proto, ir::Graph& out,
-                      const TensorSource& source) {
+void graph_from_proto(const ::onnx::GraphProto& proto, ir::Graph& out, const TensorSource& source) {
   out.name = proto.name();
   for (const auto& t : proto.initializer()) {
     if (out.initializers.count(t.name()))
-      fail("failed to load initializer '{}' of graph '{}': the name is used by another "
-           "initializer; initializer names must be unique",
-           t.name(), out.name);
+      fail(
+          "failed to load initializer '{}' of graph '{}': the name is used by another "
+          "initializer; initializer names must be unique",
+          t.name(), out.name);
     out.initializers.emplace(t.name(), tensor_from_proto(t, source));
   }
   for (const auto& s : proto.sparse_initializer()) {
     const std::string& name = s.values().name();
     if (out.initializers.count(name))
-      fail("failed to load sparse initializer '{}' of graph '{}': the name is used by another "
-           "initializer; initializer names must be unique",
-           name, out.name);
+      fail(
+          "failed to load sparse initializer '{}' of graph '{}': the name is used by another "
+          "initializer; initializer names must be unique",
+          name, out.name);
     out.initializers.emplace(name, tensor_from_sparse_proto(s, source));
   }
   for (const auto& v : proto.input())

@@ -22,14 +22,12 @@ struct TensorSource {
 
 Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& source);
 // A sparse initializer as the dense tensor it stands for.
-Tensor tensor_from_sparse_proto(const ::onnx::SparseTensorProto& proto,
-                                const TensorSource& source);
+Tensor tensor_from_sparse_proto(const ::onnx::SparseTensorProto& proto, const TensorSource& source);
 ir::ValueType value_type_from_proto(const ::onnx::TypeProto& proto);
 
 // Fills `out` from `proto`, converting subgraphs recursively (their `parent` set to their
 // enclosing graph). Nodes keep the file order; call toposort_recursive afterwards.
-void graph_from_proto(const ::onnx::GraphProto& proto, ir::Graph& out,
-                      const TensorSource& source);
+void graph_from_proto(const ::onnx::GraphProto& proto, ir::Graph& out, const TensorSource& source);
 // Sorts `graph` and then every subgraph inside it.
 void toposort_recursive(ir::Graph& graph);
 

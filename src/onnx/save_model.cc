@@ -100,9 +100,10 @@ void relocate_external_data(::onnx::ModelProto& proto, const std::string& source
 
 void save_model(const ir::Model& model, const std::string& path) {
   if (!model.proto)
-    fail("failed to save model '{}' to '{}': it has no protobuf; only models loaded from ONNX "
-         "can be saved",
-         model.graph.name, path);
+    fail(
+        "failed to save model '{}' to '{}': it has no protobuf; only models loaded from ONNX "
+        "can be saved",
+        model.graph.name, path);
   const bool has_external = has_external_data(model.proto->graph());
   std::error_code ec;
   fs::path target_dir = fs::path(path).parent_path();

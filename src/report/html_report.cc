@@ -16,12 +16,23 @@ std::string html_escape(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -31,10 +42,14 @@ std::string html_escape(std::string_view s) {
 std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-    else if (c == '<') out += "\\u003c";
-    else if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-    else out += static_cast<char>(c);
+    if (c == '"' || c == '\\')
+      out += '\\', out += static_cast<char>(c);
+    else if (c == '<')
+      out += "\\u003c";
+    else if (c < 0x20)
+      out += fmt::format("\\u{:04x}", c);
+    else
+      out += static_cast<char>(c);
   }
   return out + "\"";
 }
@@ -69,15 +84,16 @@ std::string outputs_json(const HtmlReportData& d, const std::vector<size_t>& det
         "\"snr\":{},\"mismatches\":{},\"count\":{},\"note\":{}",
         json_string(s.name), json_string(dtype_name(s.dtype0)), json_string(shape_str(s.shape0)),
         json_string(verdict(s)), json_number(s.ratio), json_number(s.max_abs),
-        json_number(s.mean_abs), json_number(s.max_rel), json_number(s.mean_rel),
-        json_number(s.l2), json_number(s.cosine), json_number(s.psnr), json_number(s.snr),
-        s.mismatches, s.count, json_string(s.note));
+        json_number(s.mean_abs), json_number(s.max_rel), json_number(s.mean_rel), json_number(s.l2),
+        json_number(s.cosine), json_number(s.psnr), json_number(s.snr), s.mismatches, s.count,
+        json_string(s.note));
     const ErrorProfile& p = s.profile;
     const bool shown = std::binary_search(detailed.begin(), detailed.end(), i);
     if (shown && p.heat_rows > 0 && !p.heat.empty()) {
-      out += fmt::format(",\"heat\":{{\"rows\":{},\"cols\":{},\"full_rows\":{},\"full_cols\":{},"
-                         "\"values\":[",
-                         p.heat_rows, p.heat_cols, p.rows, p.cols);
+      out += fmt::format(
+          ",\"heat\":{{\"rows\":{},\"cols\":{},\"full_rows\":{},\"full_cols\":{},"
+          "\"values\":[",
+          p.heat_rows, p.heat_cols, p.rows, p.cols);
       for (size_t k = 0; k < p.heat.size(); ++k) {
         if (k) out += ',';
         out += json_number(static_cast<double>(p.heat[k]));
@@ -147,37 +163,41 @@ std::string node_chart_svg(const LayerwiseResult& r) {
   std::string svg = fmt::format(
       "<svg id=\"node-chart\" viewBox=\"0 0 {} {}\" width=\"100%\" role=\"img\">", width, height);
   for (int e = static_cast<int>(lo); e <= static_cast<int>(hi); e += 4)
-    svg += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/>"
-                       "<text x=\"4\" y=\"{:.1f}\" class=\"ax\">1e{}</text>",
-                       left, width - right, y_of(std::pow(10.0, e)), y_of(std::pow(10.0, e)),
-                       y_of(std::pow(10.0, e)) + 4, e);
-  svg += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"threshold\">"
-                     "<title>threshold: error/tolerance = 1</title></line>",
-                     left, width - right, y_of(1), y_of(1));
+    svg += fmt::format(
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/>"
+        "<text x=\"4\" y=\"{:.1f}\" class=\"ax\">1e{}</text>",
+        left, width - right, y_of(std::pow(10.0, e)), y_of(std::pow(10.0, e)),
+        y_of(std::pow(10.0, e)) + 4, e);
+  svg += fmt::format(
+      "<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"threshold\">"
+      "<title>threshold: error/tolerance = 1</title></line>",
+      left, width - right, y_of(1), y_of(1));
   if (r.first_divergence) {
     const NodeResult& n = r.nodes[*r.first_divergence];
     const double x = x_of(n.index);
-    svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"first\"/>"
-                       "<text x=\"{3:.1f}\" y=\"{4}\" class=\"firstlabel\">first divergence: {5}"
-                       "</text>",
-                       x, top, height - bottom, std::min(x + 4, width - 220), top + 10,
-                       html_escape(n.name));
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"first\"/>"
+        "<text x=\"{3:.1f}\" y=\"{4}\" class=\"firstlabel\">first divergence: {5}"
+        "</text>",
+        x, top, height - bottom, std::min(x + 4, width - 220), top + 10, html_escape(n.name));
   }
   for (const NodeResult& n : r.nodes) {
     const double x = x_of(n.index);
-    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" class=\"{}\"><title>{} ({}) "
-                       "node {}: error/tolerance {}</title></circle>",
-                       x, y_of(n.ratio), node_status_name(n.status), html_escape(n.name),
-                       html_escape(n.op_type), n.index + 1, format_g(n.ratio, 3));
+    svg += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" class=\"{}\"><title>{} ({}) "
+        "node {}: error/tolerance {}</title></circle>",
+        x, y_of(n.ratio), node_status_name(n.status), html_escape(n.name), html_escape(n.op_type),
+        n.index + 1, format_g(n.ratio, 3));
     if (n.local_ratio)
-      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" class=\"local\"><title>{} "
-                         "local error/tolerance {}</title></circle>",
-                         x, y_of(*n.local_ratio), html_escape(n.name),
-                         format_g(*n.local_ratio, 3));
+      svg += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" class=\"local\"><title>{} "
+          "local error/tolerance {}</title></circle>",
+          x, y_of(*n.local_ratio), html_escape(n.name), format_g(*n.local_ratio, 3));
   }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"ax\">node 1</text><text x=\"{}\" y=\"{}\" "
-                     "class=\"ax\">node {}</text>",
-                     left, height - 10, width - right - 60, height - 10, r.total_nodes);
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\" class=\"ax\">node 1</text><text x=\"{}\" y=\"{}\" "
+      "class=\"ax\">node {}</text>",
+      left, height - 10, width - right - 60, height - 10, r.total_nodes);
   return svg + "</svg>";
 }
 
@@ -226,11 +246,11 @@ std::string layerwise_section(const HtmlReportData& d) {
          "<th>status</th></tr>";
     for (size_t k = 0; k < r.top_local.size() && k < 20; ++k) {
       const NodeResult& n = r.nodes[r.top_local[k]];
-      s += fmt::format("<tr class=\"{}\"><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td>"
-                       "<td>{}</td><td>{}</td></tr>",
-                       k == 0 ? "top" : "", k + 1, html_escape(n.name), html_escape(n.op_type),
-                       format_g(*n.local_ratio, 3), format_g(n.ratio, 3),
-                       node_status_name(n.status));
+      s += fmt::format(
+          "<tr class=\"{}\"><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td>"
+          "<td>{}</td><td>{}</td></tr>",
+          k == 0 ? "top" : "", k + 1, html_escape(n.name), html_escape(n.op_type),
+          format_g(*n.local_ratio, 3), format_g(n.ratio, 3), node_status_name(n.status));
     }
     s += "</table>";
   }
@@ -254,18 +274,18 @@ std::string details_section(const HtmlReportData& d, const std::vector<size_t>& 
   for (size_t i : detailed) {
     const TensorErrorStats& t = d.outputs[i];
     if (!t.compared || t.count == 0) continue;
-    s += fmt::format("<div class=\"detail\"><h3><code>{}</code> <b class=\"{}\">{}</b></h3><p>{}"
-                     "</p><div class=\"charts\">{}{}",
-                     html_escape(t.name), t.passed ? "ok" : "bad", verdict(t),
-                     html_escape(metrics_text(t, d.metric)),
-                     histogram_svg(t.profile.abs_hist, "Absolute error"),
-                     histogram_svg(t.profile.rel_hist, "Relative error"));
+    s += fmt::format(
+        "<div class=\"detail\"><h3><code>{}</code> <b class=\"{}\">{}</b></h3><p>{}"
+        "</p><div class=\"charts\">{}{}",
+        html_escape(t.name), t.passed ? "ok" : "bad", verdict(t),
+        html_escape(metrics_text(t, d.metric)), histogram_svg(t.profile.abs_hist, "Absolute error"),
+        histogram_svg(t.profile.rel_hist, "Relative error"));
     if (t.profile.heat_rows > 0)
-      s += fmt::format("<figure><canvas class=\"heat\" data-index=\"{}\"></canvas><figcaption>"
-                       "Largest |error| per cell of the last two dims ({} &times; {}, shown as "
-                       "{} &times; {})</figcaption></figure>",
-                       i, t.profile.rows, t.profile.cols, t.profile.heat_rows,
-                       t.profile.heat_cols);
+      s += fmt::format(
+          "<figure><canvas class=\"heat\" data-index=\"{}\"></canvas><figcaption>"
+          "Largest |error| per cell of the last two dims ({} &times; {}, shown as "
+          "{} &times; {})</figcaption></figure>",
+          i, t.profile.rows, t.profile.cols, t.profile.heat_rows, t.profile.heat_cols);
     s += "</div></div>";
   }
   return s + "</section>";
@@ -352,8 +372,12 @@ std::string render_html_report(const HtmlReportData& d) {
     case CompareMetric::kSimple:
       metric_headers = "<th>max abs</th><th>mean abs</th><th>max rel</th><th>mean rel</th>";
       break;
-    case CompareMetric::kDistance: metric_headers = "<th>L2</th><th>cosine</th>"; break;
-    case CompareMetric::kQuality: metric_headers = "<th>PSNR dB</th><th>SNR dB</th>"; break;
+    case CompareMetric::kDistance:
+      metric_headers = "<th>L2</th><th>cosine</th>";
+      break;
+    case CompareMetric::kQuality:
+      metric_headers = "<th>PSNR dB</th><th>SNR dB</th>";
+      break;
   }
   size_t failed = 0;
   for (const auto& o : d.outputs) failed += o.compared && !o.passed ? 1 : 0;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "comparator/comparator.h"
+#include "comparator/tensor_error.h"
 #include "layerwise/layerwise.h"
 #include "layerwise/layerwise_comparator.h"
-#include "comparator/tensor_error.h"
 
 namespace parity {
 

@@ -8,9 +8,9 @@
 
 #include "core/error.h"
 #include "core/logger.h"
+#include "core/numeric.h"
 #include "core/py_format.h"
 #include "stats/fused_stats.h"
-#include "core/numeric.h"
 
 namespace parity {
 
@@ -19,9 +19,10 @@ NumKind num_kind_after_cast_up(DataType t) {
   if (t == DataType::kFloat64) return NumKind::kFloat64;
   if (dtype_is_float(t)) return NumKind::kFloat32;
   if (dtype_is_integer(t)) return NumKind::kInt;
-  fail("failed to compare values of type {}: only numeric and bool types have statistics; "
-       "string outputs are compared for equality only",
-       dtype_name(t));
+  fail(
+      "failed to compare values of type {}: only numeric and bool types have statistics; "
+      "string outputs are compared for equality only",
+      dtype_name(t));
 }
 
 NumKind promote(NumKind a, NumKind b) {
@@ -35,10 +36,14 @@ NumKind promote(NumKind a, NumKind b) {
 
 DataType dtype_of_kind(NumKind k) {
   switch (k) {
-    case NumKind::kBool: return DataType::kBool;
-    case NumKind::kInt: return DataType::kInt64;
-    case NumKind::kFloat32: return DataType::kFloat32;
-    case NumKind::kFloat64: return DataType::kFloat64;
+    case NumKind::kBool:
+      return DataType::kBool;
+    case NumKind::kInt:
+      return DataType::kInt64;
+    case NumKind::kFloat32:
+      return DataType::kFloat32;
+    case NumKind::kFloat64:
+      return DataType::kFloat64;
   }
   return DataType::kFloat64;
 }
@@ -51,10 +56,18 @@ Tensor NumArray::to_tensor() const {
   Tensor t(dtype_of_kind(kind), shape);
   for (size_t i = 0; i < values.size(); ++i) {
     switch (kind) {
-      case NumKind::kBool: t.data<bool>()[i] = values[i] != 0; break;
-      case NumKind::kInt: t.data<int64_t>()[i] = static_cast<int64_t>(values[i]); break;
-      case NumKind::kFloat32: t.data<float>()[i] = static_cast<float>(values[i]); break;
-      case NumKind::kFloat64: t.data<double>()[i] = values[i]; break;
+      case NumKind::kBool:
+        t.data<bool>()[i] = values[i] != 0;
+        break;
+      case NumKind::kInt:
+        t.data<int64_t>()[i] = static_cast<int64_t>(values[i]);
+        break;
+      case NumKind::kFloat32:
+        t.data<float>()[i] = static_cast<float>(values[i]);
+        break;
+      case NumKind::kFloat64:
+        t.data<double>()[i] = values[i];
+        break;
     }
   }
   return t;
@@ -88,20 +101,25 @@ std::optional<Histogram10> Histogram10::make(NumKind kind, size_t size,
   if (range) {
     std::tie(first, last) = *range;
     if (first > last) {
-      logger().verbose("Could not generate histogram. Note: Error was: max must be larger than "
-                       "min in range parameter.");
+      logger().verbose(
+          "Could not generate histogram. Note: Error was: max must be larger than "
+          "min in range parameter.");
       return std::nullopt;
     }
     if (!std::isfinite(first) || !std::isfinite(last)) {
-      logger().verbose("Could not generate histogram. Note: Error was: supplied range of [{}, {}] "
-                       "is not finite", format_repr(first), format_repr(last));
+      logger().verbose(
+          "Could not generate histogram. Note: Error was: supplied range of [{}, {}] "
+          "is not finite",
+          format_repr(first), format_repr(last));
       return std::nullopt;
     }
   } else if (size > 0) {
     first = stats.min, last = stats.max;
     if (!std::isfinite(first) || !std::isfinite(last)) {
-      logger().verbose("Could not generate histogram. Note: Error was: autodetected range of "
-                       "[{}, {}] is not finite", format_repr(first), format_repr(last));
+      logger().verbose(
+          "Could not generate histogram. Note: Error was: autodetected range of "
+          "[{}, {}] is not finite",
+          format_repr(first), format_repr(last));
       return std::nullopt;
     }
   }
@@ -122,10 +140,10 @@ std::optional<Histogram10> Histogram10::make(NumKind kind, size_t size,
 
 int Histogram10::bin(double x) const {
   if (!(x >= first_ && x <= last_)) return -1;
-  const double f = single_ ? static_cast<double>(static_cast<float>(
-                                 static_cast<float>(x - static_cast<float>(first_)) *
-                                 static_cast<float>(norm_)))
-                           : (x - first_) * norm_;
+  const double f =
+      single_ ? static_cast<double>(static_cast<float>(
+                    static_cast<float>(x - static_cast<float>(first_)) * static_cast<float>(norm_)))
+              : (x - first_) * norm_;
   int idx = std::clamp(static_cast<int>(f), 0, kBins - 1);
   if (x < edges_[idx] && idx > 0) --idx;
   if (x >= edges_[idx + 1] && idx != kBins - 1) ++idx;
@@ -145,8 +163,8 @@ std::string Histogram10::str(const std::array<int64_t, kBins>& counts) const {
   std::string r = "---- Histogram ----\n";
   r += fmt::format("{:<{}}|  Num Elems | Visualization", "Bin Range", start_width + end_width + 5);
   for (int i = 0; i < kBins; ++i) {
-    size_t bar = static_cast<size_t>(40.0 * static_cast<double>(counts[i]) /
-                                     static_cast<double>(max_count));
+    size_t bar =
+        static_cast<size_t>(40.0 * static_cast<double>(counts[i]) / static_cast<double>(max_count));
     r += fmt::format("\n({:<{}}, {:<{}}) | {:>10} | {}", labels[i], start_width, labels[i + 1],
                      end_width, counts[i], std::string(bar, '#'));
   }

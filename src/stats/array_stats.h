@@ -43,10 +43,10 @@ NumArray to_num_array(const Tensor& t);
 // Everything one fused pass over the data gives.
 struct BasicStats {
   size_t count = 0;
-  double mean = NAN;     // NaN when empty, as np.mean
-  double stddev = 0;     // population; 0 when empty (Polygraphy's zero-on-empty)
+  double mean = NAN;  // NaN when empty, as np.mean
+  double stddev = 0;  // population; 0 when empty (Polygraphy's zero-on-empty)
   double var = 0;
-  double min = 0, max = 0;  // 0 when empty; NaN when any value is NaN (NumPy propagates NaN)
+  double min = 0, max = 0;         // 0 when empty; NaN when any value is NaN (NumPy propagates NaN)
   int64_t argmin = 0, argmax = 0;  // flat index; first NaN when there is one
   double avg_magnitude = NAN;
   bool has_nan = false;

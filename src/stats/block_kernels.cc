@@ -73,8 +73,10 @@ __attribute__((always_inline)) inline Extremes<T> extremes_body(const T* v, int6
 template <typename T, typename K>
 __attribute__((always_inline)) inline Extremes<T> scan_body(const T* v, int64_t n, double shift,
                                                             Lanes& l, K* keys, bool magnitudes) {
-  if (magnitudes) sums_body<true>(v, n, shift, l);
-  else sums_body<false>(v, n, shift, l);
+  if (magnitudes)
+    sums_body<true>(v, n, shift, l);
+  else
+    sums_body<false>(v, n, shift, l);
   for (int64_t i = 0; i < n; ++i) keys[i] = radix::key_of(v[i]);
   return extremes_body(v, n);
 }
@@ -98,8 +100,8 @@ struct IntervalCounts {
 };
 
 template <typename K>
-__attribute__((always_inline)) inline IntervalCounts interval_body(const K* keys, int64_t n,
-                                                                   K lo, K width) {
+__attribute__((always_inline)) inline IntervalCounts interval_body(const K* keys, int64_t n, K lo,
+                                                                   K width) {
   const K strictly = width >= 2 ? width - 1 : 0;
   K below = 0, inside = 0, at_lo = 0, between = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -127,8 +129,10 @@ void interval_portable(const K* keys, int64_t n, const IntervalScan<K>& scan) {
   for (size_t j = 0; j < scan.m; ++j) {
     const K lo = scan.lo[j], width = scan.width[j];
     IntervalCounts c;
-    if constexpr (sizeof(K) == 4) c = interval_f32(keys, n, lo, width);
-    else c = interval_f64(keys, n, lo, width);
+    if constexpr (sizeof(K) == 4)
+      c = interval_f32(keys, n, lo, width);
+    else
+      c = interval_f64(keys, n, lo, width);
     int64_t* counts = scan.counts + 3 * j;
     counts[0] += c.below;
     counts[1] += c.inside;

@@ -50,11 +50,11 @@ Extremes<double> scan_block(const double* v, int64_t n, double shift, Lanes& lan
 // The keys of a block (n <= 1024) against key intervals [lo, lo + width] (at most kMaxIntervals,
 // ascending, disjoint). For each interval j, adds to counts[3j..3j+2] how many keys lie below it,
 // in it, and at its low end; unless kept is null, writes the keys strictly between its ends to
-// kept[j] (room for n rounded up to 16), in any order, and their number to kept_count[j]. Intervals from
-// `upper` on lie high in the keys' order (the upper quantiles): a kernel may look for them among
-// the keys at or above lo[upper] only, a hint that changes no result. With `whole`, every key in an
-// interval is gathered, ends included, and only the counts below and in it are kept (at its low
-// end: 0): cheaper, for intervals whose ends are not repeated values.
+// kept[j] (room for n rounded up to 16), in any order, and their number to kept_count[j]. Intervals
+// from `upper` on lie high in the keys' order (the upper quantiles): a kernel may look for them
+// among the keys at or above lo[upper] only, a hint that changes no result. With `whole`, every key
+// in an interval is gathered, ends included, and only the counts below and in it are kept (at its
+// low end: 0): cheaper, for intervals whose ends are not repeated values.
 constexpr size_t kMaxIntervals = 16;
 template <typename K>
 struct IntervalScan {

@@ -218,21 +218,33 @@ PARITY_AVX512 void count_all(const uint32_t* keys, int64_t n, const IntervalScan
     uint32_t* const* kept = kGather ? scan.kept + j : nullptr;
     int64_t* kc = kGather ? scan.kept_count + j : nullptr;
     switch (std::min<size_t>(4, scan.m - j)) {
-      case 1: count_intervals<1, kGather, kWhole>(keys, n, l, w, c, kept, kc); break;
-      case 2: count_intervals<2, kGather, kWhole>(keys, n, l, w, c, kept, kc); break;
-      case 3: count_intervals<3, kGather, kWhole>(keys, n, l, w, c, kept, kc); break;
-      default: count_intervals<4, kGather, kWhole>(keys, n, l, w, c, kept, kc); break;
+      case 1:
+        count_intervals<1, kGather, kWhole>(keys, n, l, w, c, kept, kc);
+        break;
+      case 2:
+        count_intervals<2, kGather, kWhole>(keys, n, l, w, c, kept, kc);
+        break;
+      case 3:
+        count_intervals<3, kGather, kWhole>(keys, n, l, w, c, kept, kc);
+        break;
+      default:
+        count_intervals<4, kGather, kWhole>(keys, n, l, w, c, kept, kc);
+        break;
     }
   }
 }
 
 PARITY_AVX512 void count_all(const uint32_t* keys, int64_t n, const IntervalScan<uint32_t>& scan) {
   if (scan.whole) {
-    if (scan.kept) count_all<true, true>(keys, n, scan);
-    else count_all<false, true>(keys, n, scan);
+    if (scan.kept)
+      count_all<true, true>(keys, n, scan);
+    else
+      count_all<false, true>(keys, n, scan);
   } else {
-    if (scan.kept) count_all<true, false>(keys, n, scan);
-    else count_all<false, false>(keys, n, scan);
+    if (scan.kept)
+      count_all<true, false>(keys, n, scan);
+    else
+      count_all<false, false>(keys, n, scan);
   }
 }
 

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <type_traits>
 
-#include "stats/differences.h"
-#include "core/numeric.h"
 #include "core/error.h"
 #include "core/float_types.h"
+#include "core/numeric.h"
+#include "stats/differences.h"
 
 namespace parity {
 
@@ -44,13 +44,16 @@ __attribute__((always_inline)) inline void diff_body(const DiffRules& k, const T
     for (int64_t i = 0; i < n; ++i) rel[i] = static_cast<V>(static_cast<float>(rel[i]));
 }
 
-__attribute__((target_clones("avx2", "default"))) void diff_f64(
-    const DiffRules& k, const double* x, const double* y, int64_t n, double* abs, double* rel) {
+__attribute__((target_clones("avx2", "default"))) void diff_f64(const DiffRules& k, const double* x,
+                                                                const double* y, int64_t n,
+                                                                double* abs, double* rel) {
   diff_body(k, x, y, n, abs, rel);
 }
 
-__attribute__((target_clones("avx2", "default"))) void diff_f32_to_f64(
-    const DiffRules& k, const float* x, const float* y, int64_t n, double* abs, double* rel) {
+__attribute__((target_clones("avx2", "default"))) void diff_f32_to_f64(const DiffRules& k,
+                                                                       const float* x,
+                                                                       const float* y, int64_t n,
+                                                                       double* abs, double* rel) {
   diff_body(k, x, y, n, abs, rel);
 }
 
@@ -58,9 +61,9 @@ __attribute__((target_clones("avx2", "default"))) void diff_f32_to_f64(
 // the elements beyond both tolerances ("not a <= tol" is "a > tol or a is NaN") and the exact
 // zeros of the reference (memory-bound: the counts come free).
 template <bool kInfinitiesEqual>
-__attribute__((always_inline)) inline void diff_pair_body(const float* x, const float* y,
-                                                          int64_t n, float eps, float abs_tol,
-                                                          float rel_tol, float* abs, float* rel,
+__attribute__((always_inline)) inline void diff_pair_body(const float* x, const float* y, int64_t n,
+                                                          float eps, float abs_tol, float rel_tol,
+                                                          float* abs, float* rel,
                                                           int64_t* counted) {
   int32_t beyond = 0, zeros = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -103,8 +106,10 @@ template <typename T>
 void widen(const void* data, int64_t begin, int64_t n, double* out) {
   const T* p = static_cast<const T*>(data) + begin;
   for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_arithmetic_v<T>) out[i] = static_cast<double>(p[i]);
-    else out[i] = static_cast<double>(p[i].to_float());
+    if constexpr (std::is_arithmetic_v<T>)
+      out[i] = static_cast<double>(p[i]);
+    else
+      out[i] = static_cast<double>(p[i].to_float());
   }
 }
 
@@ -155,24 +160,59 @@ ElementReader::ElementReader(const Tensor& t)
 
 void ElementReader::read(int64_t begin, int64_t n, double* out) const {
   switch (dtype_) {
-    case DataType::kFloat32: widen<float>(data_, begin, n, out); break;
-    case DataType::kFloat64: widen<double>(data_, begin, n, out); break;
-    case DataType::kFloat16: widen<float16>(data_, begin, n, out); break;
-    case DataType::kBFloat16: widen<bfloat16>(data_, begin, n, out); break;
-    case DataType::kFloat8E4M3FN: widen<float8e4m3fn>(data_, begin, n, out); break;
-    case DataType::kFloat8E4M3FNUZ: widen<float8e4m3fnuz>(data_, begin, n, out); break;
-    case DataType::kFloat8E5M2: widen<float8e5m2>(data_, begin, n, out); break;
-    case DataType::kFloat8E5M2FNUZ: widen<float8e5m2fnuz>(data_, begin, n, out); break;
-    case DataType::kInt8: widen<int8_t>(data_, begin, n, out); break;
-    case DataType::kInt16: widen<int16_t>(data_, begin, n, out); break;
-    case DataType::kInt32: widen<int32_t>(data_, begin, n, out); break;
-    case DataType::kInt64: widen<int64_t>(data_, begin, n, out); break;
-    case DataType::kUInt8: widen<uint8_t>(data_, begin, n, out); break;
-    case DataType::kUInt16: widen<uint16_t>(data_, begin, n, out); break;
-    case DataType::kUInt32: widen<uint32_t>(data_, begin, n, out); break;
-    case DataType::kUInt64: widen<uint64_t>(data_, begin, n, out); break;
-    case DataType::kBool: widen<bool>(data_, begin, n, out); break;
-    default: break;  // callers check dtype_is_numeric first
+    case DataType::kFloat32:
+      widen<float>(data_, begin, n, out);
+      break;
+    case DataType::kFloat64:
+      widen<double>(data_, begin, n, out);
+      break;
+    case DataType::kFloat16:
+      widen<float16>(data_, begin, n, out);
+      break;
+    case DataType::kBFloat16:
+      widen<bfloat16>(data_, begin, n, out);
+      break;
+    case DataType::kFloat8E4M3FN:
+      widen<float8e4m3fn>(data_, begin, n, out);
+      break;
+    case DataType::kFloat8E4M3FNUZ:
+      widen<float8e4m3fnuz>(data_, begin, n, out);
+      break;
+    case DataType::kFloat8E5M2:
+      widen<float8e5m2>(data_, begin, n, out);
+      break;
+    case DataType::kFloat8E5M2FNUZ:
+      widen<float8e5m2fnuz>(data_, begin, n, out);
+      break;
+    case DataType::kInt8:
+      widen<int8_t>(data_, begin, n, out);
+      break;
+    case DataType::kInt16:
+      widen<int16_t>(data_, begin, n, out);
+      break;
+    case DataType::kInt32:
+      widen<int32_t>(data_, begin, n, out);
+      break;
+    case DataType::kInt64:
+      widen<int64_t>(data_, begin, n, out);
+      break;
+    case DataType::kUInt8:
+      widen<uint8_t>(data_, begin, n, out);
+      break;
+    case DataType::kUInt16:
+      widen<uint16_t>(data_, begin, n, out);
+      break;
+    case DataType::kUInt32:
+      widen<uint32_t>(data_, begin, n, out);
+      break;
+    case DataType::kUInt64:
+      widen<uint64_t>(data_, begin, n, out);
+      break;
+    case DataType::kBool:
+      widen<bool>(data_, begin, n, out);
+      break;
+    default:
+      break;  // callers check dtype_is_numeric first
   }
 }
 
@@ -184,7 +224,8 @@ const float* ElementReader::read_f32(int64_t begin, int64_t n, float* scratch) c
     return scratch;
   };
   switch (dtype_) {
-    case DataType::kFloat32: return static_cast<const float*>(data_) + begin;
+    case DataType::kFloat32:
+      return static_cast<const float*>(data_) + begin;
     case DataType::kFloat16:
       float16_to_float(static_cast<const float16*>(data_) + begin, n, scratch);
       return scratch;
@@ -194,15 +235,21 @@ const float* ElementReader::read_f32(int64_t begin, int64_t n, float* scratch) c
         scratch[i] = std::bit_cast<float>(static_cast<uint32_t>(p[i].bits) << 16);
       return scratch;
     }
-    case DataType::kFloat8E4M3FN: return narrow(float8e4m3fn{});
-    case DataType::kFloat8E4M3FNUZ: return narrow(float8e4m3fnuz{});
-    case DataType::kFloat8E5M2: return narrow(float8e5m2{});
-    case DataType::kFloat8E5M2FNUZ: return narrow(float8e5m2fnuz{});
-    default: break;
+    case DataType::kFloat8E4M3FN:
+      return narrow(float8e4m3fn{});
+    case DataType::kFloat8E4M3FNUZ:
+      return narrow(float8e4m3fnuz{});
+    case DataType::kFloat8E5M2:
+      return narrow(float8e5m2{});
+    case DataType::kFloat8E5M2FNUZ:
+      return narrow(float8e5m2fnuz{});
+    default:
+      break;
   }
-  fail("ElementReader::read_f32 on {} elements: only types that cast up to float32 read as "
-       "float32",
-       dtype_name(dtype_));
+  fail(
+      "ElementReader::read_f32 on {} elements: only types that cast up to float32 read as "
+      "float32",
+      dtype_name(dtype_));
 }
 
 void ElementReader::prefetch(int64_t begin, int64_t n) const {

@@ -9,9 +9,9 @@
 #include <mutex>
 #include <type_traits>
 
+#include "core/thread_pool.h"
 #include "stats/block_kernels.h"
 #include "stats/radix_select.h"
-#include "core/thread_pool.h"
 
 namespace parity {
 
@@ -36,11 +36,11 @@ __attribute__((always_inline)) inline void sum_body(const T* v, int64_t n, doubl
 }
 
 __attribute__((target_clones("avx2", "default"))) void sum_f32(const float* v, int64_t n,
-                                                                double shift, double* lane) {
+                                                               double shift, double* lane) {
   sum_body(v, n, shift, lane);
 }
 __attribute__((target_clones("avx2", "default"))) void sum_f64(const double* v, int64_t n,
-                                                                double shift, double* lane) {
+                                                               double shift, double* lane) {
   sum_body(v, n, shift, lane);
 }
 
@@ -74,20 +74,20 @@ __attribute__((always_inline)) inline int64_t first_equal_body(const T* v, int64
     const Mask eq = a == xs;
     uint64_t words[8];
     std::memcpy(words, &eq, sizeof words);
-    if ((words[0] | words[1] | words[2] | words[3] | words[4] | words[5] | words[6] |
-         words[7]) != 0)
+    if ((words[0] | words[1] | words[2] | words[3] | words[4] | words[5] | words[6] | words[7]) !=
+        0)
       break;
   }
   for (; i < n; ++i)
     if (v[i] == x) return i;
   return -1;
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
-first_equal(const float* v, int64_t n, float x) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t first_equal(
+    const float* v, int64_t n, float x) {
   return first_equal_body(v, n, x);
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
-first_equal(const double* v, int64_t n, double x) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t first_equal(
+    const double* v, int64_t n, double x) {
   return first_equal_body(v, n, x);
 }
 
@@ -185,8 +185,10 @@ void read_sample(const StreamSource& src, const std::vector<StreamInfo>& info,
   const auto size = static_cast<size_t>((blocks - 1) * kStatsBlock + last);
   for (size_t s = 0; s < ns; ++s) {
     if (ranks[s].empty()) continue;
-    if (info[s].single) sample32[s].resize(size);
-    else sample[s].resize(size);
+    if (info[s].single)
+      sample32[s].resize(size);
+    else
+      sample[s].resize(size);
   }
   parallel_for(blocks, 16, [&](int64_t first, int64_t end) {
     auto b = std::make_unique_for_overwrite<StreamBlock>();
@@ -224,9 +226,8 @@ std::vector<radix::Bracket> sample_brackets(const StreamSource& src,
   parallel_for(static_cast<int64_t>(ns), 1, [&](int64_t first, int64_t last) {
     for (size_t s = static_cast<size_t>(first); s < static_cast<size_t>(last); ++s)
       if (!ranks[s].empty())
-        brackets[s] = info[s].single
-                          ? radix::bracket_from_sample(sample32[s], n, ranks[s], true)
-                          : radix::bracket_from_sample(sample[s], n, ranks[s], false);
+        brackets[s] = info[s].single ? radix::bracket_from_sample(sample32[s], n, ranks[s], true)
+                                     : radix::bracket_from_sample(sample[s], n, ranks[s], false);
   });
   return brackets;
 }
@@ -389,24 +390,24 @@ FusedStats compute_fused_stats(const StreamSource& src,
   found.clear();
   const auto selected =
       radix::select_ranks(src, info, ranks, std::vector<std::vector<uint64_t>>(ns));
-  for (size_t s = 0; s < ns; ++s)
-    keys[s].insert(selected[s].begin(), selected[s].end());
+  for (size_t s = 0; s < ns; ++s) keys[s].insert(selected[s].begin(), selected[s].end());
   for (size_t s = 0; s < ns && s < requests.size(); ++s) {
     const NumKind kind = src.kind(static_cast<int>(s));
     OrderStats& o = r.order[s];
     const bool has_nan = r.basic[s].has_nan;
     size_t next = 0;
     if (requests[s].median) {
-      o.median = n == 0 ? 0.0
-                 : has_nan
-                     ? NAN
-                     : round_to_kind(
-                           interpolate(positions[s][next++], n, keys[s], info[s].single, false),
-                           kind);
+      o.median =
+          n == 0 ? 0.0
+          : has_nan
+              ? NAN
+              : round_to_kind(interpolate(positions[s][next++], n, keys[s], info[s].single, false),
+                              kind);
     }
     for (double q : requests[s].quantiles) {
       double v = INFINITY;
-      if (has_nan) v = NAN;
+      if (has_nan)
+        v = NAN;
       else if (n > 0)
         v = round_to_kind(interpolate(positions[s][next++], n, keys[s], info[s].single, true),
                           kind);
@@ -431,8 +432,7 @@ std::vector<std::array<int64_t, Histogram10::kBins>> stream_histograms(
       for (size_t s = 0; s < ns && s < bins.size(); ++s) {
         if (!bins[s]) continue;
         for (int64_t i = 0; i < m; ++i) {
-          const int idx =
-              bins[s]->bin(single[s] ? static_cast<double>(b.f[s][i]) : b.d[s][i]);
+          const int idx = bins[s]->bin(single[s] ? static_cast<double>(b.f[s][i]) : b.d[s][i]);
           if (idx >= 0) ++local[s][static_cast<size_t>(idx)];
         }
       }

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "stats/block_kernels.h"
 #include "stats/array_stats.h"
+#include "stats/block_kernels.h"
 
 namespace parity {
 

@@ -23,7 +23,6 @@ struct Node {
   std::vector<uint64_t> hist;                      // refined
 };
 
-
 // Splits a refined node into the children that hold its ranks.
 void split(const Node& parent, const std::vector<uint64_t>& hist, std::vector<Node>& out) {
   size_t r = 0;
@@ -60,14 +59,18 @@ __attribute__((always_inline)) inline void candidates_body(const T* v, int64_t n
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) void candidates_f32(
-    const float* v, int64_t n, const uint32_t* lo, const uint32_t* width, size_t nodes,
-    uint32_t* keys, uint32_t* hit) {
+__attribute__((target_clones("avx2", "default"))) void candidates_f32(const float* v, int64_t n,
+                                                                      const uint32_t* lo,
+                                                                      const uint32_t* width,
+                                                                      size_t nodes, uint32_t* keys,
+                                                                      uint32_t* hit) {
   candidates_body(v, n, lo, width, nodes, keys, hit);
 }
-__attribute__((target_clones("avx2", "default"))) void candidates_f64(
-    const double* v, int64_t n, const uint64_t* lo, const uint64_t* width, size_t nodes,
-    uint64_t* keys, uint64_t* hit) {
+__attribute__((target_clones("avx2", "default"))) void candidates_f64(const double* v, int64_t n,
+                                                                      const uint64_t* lo,
+                                                                      const uint64_t* width,
+                                                                      size_t nodes, uint64_t* keys,
+                                                                      uint64_t* hit) {
   candidates_body(v, n, lo, width, nodes, keys, hit);
 }
 
@@ -147,8 +150,10 @@ void serve_nodes(const StreamSource& src, const std::vector<StreamInfo>& info,
   std::vector<Intervals<uint64_t>> iv64(static_cast<size_t>(streams));
   for (int s = 0; s < streams; ++s) {
     const size_t i = static_cast<size_t>(s);
-    if (info[i].single) iv32[i] = intervals_of<uint32_t>(nodes, s);
-    else iv64[i] = intervals_of<uint64_t>(nodes, s);
+    if (info[i].single)
+      iv32[i] = intervals_of<uint32_t>(nodes, s);
+    else
+      iv64[i] = intervals_of<uint64_t>(nodes, s);
   }
   std::mutex mutex;
   for_each_slab(src.size(), [&](int64_t begin, int64_t end, StreamBlock& b) {
@@ -262,13 +267,13 @@ __attribute__((always_inline)) inline std::pair<K, K> key_range_body(const K* v,
   }
   return {lo, hi};
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) std::pair<
-    uint32_t, uint32_t>
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+std::pair<uint32_t, uint32_t>
 key_range(const uint32_t* v, int64_t n) {
   return key_range_body(v, n);
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) std::pair<
-    uint64_t, uint64_t>
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+std::pair<uint64_t, uint64_t>
 key_range(const uint64_t* v, int64_t n) {
   return key_range_body(v, n);
 }
@@ -301,8 +306,8 @@ void select_by_digits(K* keys, const std::vector<int64_t>& positions, int64_t be
   std::vector<size_t> wanted;
   std::vector<std::vector<int64_t>> mine;
   for (const int64_t p : positions) {
-    const size_t b = static_cast<size_t>(
-        std::upper_bound(start.begin(), start.end(), p - begin) - start.begin() - 1);
+    const size_t b = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), p - begin) -
+                                         start.begin() - 1);
     if (slot[b] < 0) {
       slot[b] = static_cast<int32_t>(wanted.size());
       wanted.push_back(b);
@@ -393,18 +398,18 @@ __attribute__((always_inline)) inline int64_t count_equal_body(const K* v, int64
   }
   return c;
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
-count_equal(const uint32_t* v, int64_t n, uint32_t key) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t count_equal(
+    const uint32_t* v, int64_t n, uint32_t key) {
   return count_equal_body(v, n, key);
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t
-count_equal(const uint64_t* v, int64_t n, uint64_t key) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int64_t count_equal(
+    const uint64_t* v, int64_t n, uint64_t key) {
   return count_equal_body(v, n, key);
 }
 
 template <typename K>
-Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
-                               const std::vector<int64_t>& ranks, bool single) {
+Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n, const std::vector<int64_t>& ranks,
+                               bool single) {
   Bracket b;
   const int64_t m = static_cast<int64_t>(sample.size());
   if (m == 0 || ranks.empty() || ranks.size() > kernels::kMaxIntervals) return b;
@@ -425,7 +430,8 @@ Bracket bracket_from_sample_of(std::vector<K>& sample, int64_t n,
     hi = hi >= m ? m : hi;
     if (!spans.empty() && lo <= spans.back().second)  // overlapping
       spans.back().second = std::max(spans.back().second, hi);
-    else spans.emplace_back(lo, hi);
+    else
+      spans.emplace_back(lo, hi);
   }
   for (const auto& [lo, hi] : spans) {
     if (lo >= 0) wanted.push_back(lo);
@@ -484,15 +490,19 @@ BracketFound::BracketFound(const Bracket& b)
     used_[j] = 0;
     // Not filled: only the pages written are touched.
     const size_t room = static_cast<size_t>(b.room[j]);
-    if (b.single) keys32_[j].reset(new uint32_t[room]);
-    else keys_[j].reset(new uint64_t[room]);
+    if (b.single)
+      keys32_[j].reset(new uint32_t[room]);
+    else
+      keys_[j].reset(new uint64_t[room]);
   }
 }
 
 template <typename K>
 K* BracketFound::buffer(size_t j) {
-  if constexpr (sizeof(K) == 4) return keys32_[j].get();
-  else return keys_[j].get();
+  if constexpr (sizeof(K) == 4)
+    return keys32_[j].get();
+  else
+    return keys_[j].get();
 }
 
 // Keys staged per interval before they move to the shared buffer; room for one more block.
@@ -502,15 +512,19 @@ constexpr int64_t kStageRoom = kStaged + kStatsBlock + 16;
 BracketFound::Slab::Slab(const BracketFound& found)
     : counts(found.counts_.size(), 0), staged_count(found.bracket_.lo.size(), 0) {
   const size_t room = found.bracket_.lo.size() * static_cast<size_t>(kStageRoom);
-  if (found.bracket_.single) staged32.reset(new uint32_t[room]);
-  else staged.reset(new uint64_t[room]);
+  if (found.bracket_.single)
+    staged32.reset(new uint32_t[room]);
+  else
+    staged.reset(new uint64_t[room]);
 }
 
 template <typename K>
 K* BracketFound::staging(Slab& slab, size_t j) {
   K* base;
-  if constexpr (sizeof(K) == 4) base = slab.staged32.get();
-  else base = slab.staged.get();
+  if constexpr (sizeof(K) == 4)
+    base = slab.staged32.get();
+  else
+    base = slab.staged.get();
   return base + j * static_cast<size_t>(kStageRoom);
 }
 
@@ -529,8 +543,7 @@ void BracketFound::flush(Slab& slab, size_t j) {
 
 template <typename T>
 kernels::Extremes<T> BracketFound::scan_values(const T* v, int64_t n, double shift,
-                                               kernels::Lanes& lanes, bool magnitudes,
-                                               Slab& slab) {
+                                               kernels::Lanes& lanes, bool magnitudes, Slab& slab) {
   using K = decltype(key_of(T{}));
   const Bracket& b = bracket_;
   const size_t m = b.lo.size();
@@ -563,15 +576,16 @@ kernels::Extremes<float> BracketFound::scan(const float* v, int64_t n, double sh
 }
 
 kernels::Extremes<double> BracketFound::scan(const double* v, int64_t n, double shift,
-                                             kernels::Lanes& lanes, bool magnitudes,
-                                             Slab& slab) {
+                                             kernels::Lanes& lanes, bool magnitudes, Slab& slab) {
   return scan_values(v, n, shift, lanes, magnitudes, slab);
 }
 
 void BracketFound::finish(Slab& slab) {
   for (size_t j = 0; j < bracket_.lo.size(); ++j) {
-    if (bracket_.single) flush<uint32_t>(slab, j);
-    else flush<uint64_t>(slab, j);
+    if (bracket_.single)
+      flush<uint32_t>(slab, j);
+    else
+      flush<uint64_t>(slab, j);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t j = 0; j < counts_.size(); ++j) counts_[j] += slab.counts[j];
@@ -603,8 +617,10 @@ bool BracketFound::resolve(const std::vector<int64_t>& ranks, std::map<int64_t, 
   for (j = 0; j < m; ++j) {
     if (positions[j].empty()) continue;
     std::map<int64_t, uint64_t> at;
-    if (b.single) select_positions(keys32_[j].get(), positions[j], 0, used_[j].load(), at);
-    else select_positions(keys_[j].get(), positions[j], 0, used_[j].load(), at);
+    if (b.single)
+      select_positions(keys32_[j].get(), positions[j], 0, used_[j].load(), at);
+    else
+      select_positions(keys_[j].get(), positions[j], 0, used_[j].load(), at);
     for (size_t i = 0; i < positions[j].size(); ++i) got[rank_at[j][i]] = at.at(positions[j][i]);
   }
   out = std::move(got);

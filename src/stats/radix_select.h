@@ -12,9 +12,9 @@
 #include <mutex>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "stats/block_kernels.h"
 #include "stats/fused_stats.h"
-#include "core/thread_pool.h"
 
 namespace parity::radix {
 
@@ -82,7 +82,7 @@ struct Bracket {
   std::vector<uint64_t> lo, hi;  // inclusive, ascending, disjoint
   std::vector<int64_t> room;     // per interval: most keys gathered (well above the sample's
                                  // estimate)
-  size_t upper = 0;  // the first interval above 3/4 of the keys (kernels::interval_block)
+  size_t upper = 0;     // the first interval above 3/4 of the keys (kernels::interval_block)
   bool single = false;  // 32-bit keys (float32 values)
   // No end is repeated in the sample: every key in an interval is gathered, ends included
   // (kernels::IntervalScan::whole). Else the ends are counted, not gathered: a repeated value
@@ -105,7 +105,7 @@ class BracketFound {
 
    private:
     friend class BracketFound;
-    std::vector<int64_t> counts;  // 3 per interval
+    std::vector<int64_t> counts;           // 3 per interval
     std::unique_ptr<uint32_t[]> staged32;  // not filled: written before read
     std::unique_ptr<uint64_t[]> staged;
     std::vector<int64_t> staged_count;
@@ -114,8 +114,8 @@ class BracketFound {
   // intervals and those the intervals keep gathered.
   kernels::Extremes<float> scan(const float* v, int64_t n, double shift, kernels::Lanes& lanes,
                                 bool magnitudes, Slab& slab);
-  kernels::Extremes<double> scan(const double* v, int64_t n, double shift,
-                                 kernels::Lanes& lanes, bool magnitudes, Slab& slab);
+  kernels::Extremes<double> scan(const double* v, int64_t n, double shift, kernels::Lanes& lanes,
+                                 bool magnitudes, Slab& slab);
   // Adds what a slab found (thread-safe).
   void finish(Slab& slab);
   // The keys at `ranks` (reorders the gathered keys); false when a rank missed its interval or
@@ -149,9 +149,7 @@ class BracketFound {
 // Blocks of kStatsBlock elements from one sampled block to the next: every 64th, sparser past
 // 256 Mi elements (4096 blocks sampled), which keeps the sample's selections cheap (a denser
 // sample narrows the intervals, but the fused pass's cost hardly depends on their width).
-inline int64_t sample_stride(int64_t n) {
-  return std::max<int64_t>(64, n / kStatsBlock / 4096);
-}
+inline int64_t sample_stride(int64_t n) { return std::max<int64_t>(64, n / kStatsBlock / 4096); }
 
 // The intervals around `ranks` (ascending) of n keys, from a sample of them (reordered).
 Bracket bracket_from_sample(std::vector<uint64_t>& sample, int64_t n,

@@ -34,8 +34,8 @@ TEST(CliFiles, AFifoAsModelOrDataIsRefusedWithoutBlocking) {
   const std::string fifo = dir.file("pipe");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // `timeout` turns a hang (the old behaviour) into a failure instead of a stuck test.
-  CommandResult r = run_command("timeout 20 " + std::string(PARITY_CLI) + " run " + fifo +
-                                " --pluginref");
+  CommandResult r =
+      run_command("timeout 20 " + std::string(PARITY_CLI) + " run " + fifo + " --pluginref");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(has(r, "it is a FIFO (named pipe), not a regular file")) << r.output;
   r = run_command("timeout 20 " + std::string(PARITY_CLI) + " run " + identity_model() +
@@ -45,15 +45,16 @@ TEST(CliFiles, AFifoAsModelOrDataIsRefusedWithoutBlocking) {
 }
 
 TEST(CliFiles, InspectDataOnAnEndlessDeviceIsRefused) {
-  CommandResult r = run_command("timeout 20 " + std::string(PARITY_CLI) + " inspect data /dev/zero");
+  CommandResult r =
+      run_command("timeout 20 " + std::string(PARITY_CLI) + " inspect data /dev/zero");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(has(r, "/dev/zero: it is a character device, not a regular file")) << r.output;
 }
 
 TEST(CliFiles, SavingOutputsToAFolderSaysSo) {
   TempDir dir;
-  CommandResult r = run_parity({"run", identity_model(), "--pluginref", "--save-outputs",
-                                dir.path().string()});
+  CommandResult r =
+      run_parity({"run", identity_model(), "--pluginref", "--save-outputs", dir.path().string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(has(r, "it is a folder; give the path of a file inside it")) << r.output;
   EXPECT_FALSE(has(r, "Success")) << r.output;
@@ -61,8 +62,8 @@ TEST(CliFiles, SavingOutputsToAFolderSaysSo) {
 
 TEST(CliFiles, SavedOutputsGoThroughSpecialFilesAndSymlinks) {
   // /dev/stdout is written to, not replaced (as root a rename would have replaced it).
-  CommandResult r = run_parity({"run", identity_model(), "--pluginref", "--save-outputs",
-                                "/dev/stdout"});
+  CommandResult r =
+      run_parity({"run", identity_model(), "--pluginref", "--save-outputs", "/dev/stdout"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(has(r, "\"polygraphy_class\"")) << r.output;
   TempDir dir;
@@ -78,8 +79,7 @@ TEST(CliFiles, SavedOutputsGoThroughSpecialFilesAndSymlinks) {
 }
 
 // A model whose weight W (a 2x2 float initializer) lives in external file w.bin; y = x + W.
-void write_external_model(const std::string& folder, const std::string& location,
-                          float weight) {
+void write_external_model(const std::string& folder, const std::string& location, float weight) {
   CommandResult r = run_python(fmt::format(R"(
 import numpy as np, onnx
 from onnx import helper as oh, numpy_helper as nh, TensorProto as TP
@@ -108,8 +108,8 @@ TEST(CliFiles, OnnxRuntimeReadsExternalDataFromTheGivenFolderAndLeavesNothingThe
   EXPECT_TRUE(has(r, "PASSED | All outputs matched")) << r.output;
   // Marked outputs make the model ONNX Runtime reads a modified one, written beside the data
   // for the session's creation and removed after it.
-  r = run_parity({"run", model_dir.file("model.onnx"), "--onnxrt", "--pluginref",
-                  "--onnx-outputs", "mark", "all"});
+  r = run_parity({"run", model_dir.file("model.onnx"), "--onnxrt", "--pluginref", "--onnx-outputs",
+                  "mark", "all"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(listing(model_dir.path()), before_model);
   EXPECT_EQ(listing(other_dir.path()), before_other);
@@ -130,11 +130,11 @@ onnx.save(m, '{0}/nul.onnx')
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = run_parity({"run", dir.file("nul.onnx"), "--pluginref"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(has(r, "failed to load external data of tensor 'W' with location 'w\\0.bin': the "
-                     "location contains a NUL character"))
+  EXPECT_TRUE(has(r,
+                  "failed to load external data of tensor 'W' with location 'w\\0.bin': the "
+                  "location contains a NUL character"))
       << r.output;
 }
-
 
 TEST(CliFiles, CtrlCStopsPromptlyWithAMessageAndNoOutputFile) {
   TempDir dir;

@@ -41,13 +41,14 @@ TEST(CliHardening, AnInputShapeAboveTheElementLimitIsRefusedBeforeAllocating) {
   )");
   CommandResult r = run_parity({"run", model, "--pluginref", "--input-shapes", "x:[1000000000]"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(has(r, "failed to create a float32 tensor of shape (1000000000,): its 1000000000 "
-                     "elements exceed the limit of 536870912 elements per tensor; raise it with "
-                     "--limit-tensor-elements"))
+  EXPECT_TRUE(has(r,
+                  "failed to create a float32 tensor of shape (1000000000,): its 1000000000 "
+                  "elements exceed the limit of 536870912 elements per tensor; raise it with "
+                  "--limit-tensor-elements"))
       << r.output;
   // The flag lowers (or raises) the limit.
-  r = run_parity({"run", model, "--pluginref", "--input-shapes", "x:[64]",
-                  "--limit-tensor-elements", "63"});
+  r = run_parity(
+      {"run", model, "--pluginref", "--input-shapes", "x:[64]", "--limit-tensor-elements", "63"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(has(r, "its 64 elements exceed the limit of 63 elements per tensor")) << r.output;
   r = run_parity({"run", model, "--pluginref", "--input-shapes", "x:[64]",
@@ -56,10 +57,12 @@ TEST(CliHardening, AnInputShapeAboveTheElementLimitIsRefusedBeforeAllocating) {
 }
 
 TEST(CliHardening, MalformedLimitValuesAreUsageErrors) {
-  CommandResult r = run_parity({"run", source_path("examples/identity.onnx"), "--pluginref",
-                                "--limit-memory", "lots"});
+  CommandResult r = run_parity(
+      {"run", source_path("examples/identity.onnx"), "--pluginref", "--limit-memory", "lots"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(has(r, "failed to parse --limit-memory with value 'lots': a size is a positive number of bytes")) << r.output;
+  EXPECT_TRUE(has(
+      r, "failed to parse --limit-memory with value 'lots': a size is a positive number of bytes"))
+      << r.output;
   r = run_parity({"run", source_path("examples/identity.onnx"), "--pluginref",
                   "--limit-loop-iterations", "0"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -86,11 +89,12 @@ TEST(CliHardening, AnEndlessLoopStopsAtTheIterationLimitNamingTheNode) {
 }
 
 TEST(CliHardening, AnAbsurdOrtThreadCountIsAUsageError) {
-  CommandResult r = run_parity({"run", source_path("examples/identity.onnx"), "--onnxrt",
-                                "--ort-threads", "100000"});
+  CommandResult r = run_parity(
+      {"run", source_path("examples/identity.onnx"), "--onnxrt", "--ort-threads", "100000"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(has(r, "failed to set the ONNX Runtime intra-op thread count with 100000: it must "
-                     "be 0 (ONNX Runtime chooses) or a count from 1 to 1024"))
+  EXPECT_TRUE(has(r,
+                  "failed to set the ONNX Runtime intra-op thread count with 100000: it must "
+                  "be 0 (ONNX Runtime chooses) or a count from 1 to 1024"))
       << r.output;
 }
 
@@ -110,18 +114,17 @@ onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid('', 13)]), '{}')
                                                model));
   ASSERT_EQ(built.exit_code, 0) << built.output;
   for (const char* command : {"inspect", "run"}) {
-    CommandResult r = std::string(command) == "inspect"
-                          ? run_parity({"inspect", "model", model})
-                          : run_parity({"run", model, "--pluginref"});
+    CommandResult r = std::string(command) == "inspect" ? run_parity({"inspect", "model", model})
+                                                        : run_parity({"run", model, "--pluginref"});
     EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_TRUE(has(r, "failed to load sparse tensor 'w' with dims (2147483648, 2147483648) as a "
-                       "dense tensor: failed to create a float32 tensor of shape (2147483648, "
-                       "2147483648): its 4611686018427387904 elements exceed the limit"))
+    EXPECT_TRUE(has(r,
+                    "failed to load sparse tensor 'w' with dims (2147483648, 2147483648) as a "
+                    "dense tensor: failed to create a float32 tensor of shape (2147483648, "
+                    "2147483648): its 4611686018427387904 elements exceed the limit"))
         << r.output;
     EXPECT_FALSE(has(r, "max_size")) << r.output;
   }
 }
-
 
 // A model made with onnx.helper, with `edit` applied to the ModelProto `m` before saving.
 std::string python_model(const TempDir& dir, const std::string& name, const std::string& edit) {
@@ -169,16 +172,17 @@ TEST(CliHardening, AnOpsetNewerThanAnyReleaseIsAWarning) {
   std::string model = python_model(dir, "m.onnx", "m.opset_import[0].version = 100");
   CommandResult r = run_parity({"run", model, "--pluginref"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(has(r, "[W] The model imports opset 100 of domain 'ai.onnx', newer than the newest "
-                     "released opset Parity knows (24)"))
+  EXPECT_TRUE(has(r,
+                  "[W] The model imports opset 100 of domain 'ai.onnx', newer than the newest "
+                  "released opset Parity knows (24)"))
       << r.output;
 }
 
 TEST(CliHardening, NanOrNegativeTolerancesAreUsageErrors) {
   for (const char* flag : {"--atol", "--rtol"}) {
     for (const char* value : {"nan", "-1", "y:nan"}) {
-      CommandResult r = run_parity({"run", source_path("examples/identity.onnx"), "--pluginref",
-                                    flag, value});
+      CommandResult r =
+          run_parity({"run", source_path("examples/identity.onnx"), "--pluginref", flag, value});
       EXPECT_EQ(r.exit_code, 2) << flag << " " << value << "\n" << r.output;
       EXPECT_TRUE(has(r, fmt::format("failed to use {} ", flag))) << r.output;
       EXPECT_TRUE(has(r, "a tolerance must be")) << r.output;
@@ -188,7 +192,6 @@ TEST(CliHardening, NanOrNegativeTolerancesAreUsageErrors) {
                                 "--atol", "inf", "--rtol", "0"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
-
 
 TEST(CliHardening, AnOpNewerThanTheDeclaredOpsetIsAnError) {
   // Gelu entered ai.onnx in opset 20; a model importing opset 13 cannot use it (ONNX's checker
@@ -201,8 +204,9 @@ TEST(CliHardening, AnOpNewerThanTheDeclaredOpsetIsAnError) {
   )");
   CommandResult r = run_parity({"run", model, "--pluginref"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(has(r, "failed to prepare node 'Gelu_0' (Gelu): the reference kernel does not "
-                     "support opset 13 of domain 'ai.onnx'; supported opsets: [20+]"))
+  EXPECT_TRUE(has(r,
+                  "failed to prepare node 'Gelu_0' (Gelu): the reference kernel does not "
+                  "support opset 13 of domain 'ai.onnx'; supported opsets: [20+]"))
       << r.output;
 }
 

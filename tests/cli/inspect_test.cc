@@ -29,8 +29,8 @@ TEST(CliInspect, DataOfSavedResultsAndInputs) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("==== Run Results (1 runners) ===="), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("-- Iteration: 1"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("probs [dtype=float32, shape=(1, 10)] | Stats: mean="),
-            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("probs [dtype=float32, shape=(1, 10)] | Stats: mean="), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("---- Histogram ----"), std::string::npos) << r.output;
 
   auto in = run_parity({"inspect", "data", inputs, "--show-values"});

@@ -20,7 +20,8 @@ std::string divergent_model(const std::string& op) {
       b = Mul(a, a)
       quarter = Constant <value = float {0.25}> ()
       d = Sub(b, quarter)
-      e = )" + op + R"((d)
+      e = )" +
+         op + R"((d)
       f = Exp(e)
       y = Add(f, b)
     })";
@@ -35,24 +36,28 @@ TEST(CliLayerwise, FirstDivergenceAndLocalErrorAgainstSavedResults) {
   write_model_from_text(a, divergent_model("Relu"));
   write_model_from_text(b, divergent_model("LeakyRelu <alpha = 0.5>"));
   const std::string saved = dir.file("b.json"), report = dir.file("report.html");
-  auto save = run_parity({"run", b, "--pluginref", "--onnx-outputs", "mark", "all",
-                          "--val-range", "[-1.5,1.5]", "--save-outputs", saved});
+  auto save = run_parity({"run", b, "--pluginref", "--onnx-outputs", "mark", "all", "--val-range",
+                          "[-1.5,1.5]", "--save-outputs", saved});
   ASSERT_EQ(save.exit_code, 0) << save.output;
 
   auto r = run_parity({"run", a, "--pluginref", "--onnx-outputs", "mark", "all", "--val-range",
-                       "[-1.5,1.5]", "--load-outputs", saved, "--local-error", "--report",
-                       report, "--mark-budget", "2K"});
+                       "[-1.5,1.5]", "--load-outputs", saved, "--local-error", "--report", report,
+                       "--mark-budget", "2K"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("First divergence: node '" + kFaulty + "' (Relu), node 5 of 7"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("Outputs: 'e' fails"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Inputs: 'd' passes"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1. '" + kFaulty + "' (Relu) | local error/tolerance="),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("1 failing node(s) add error of their own; 2 only inherit it"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("Comparing Output: 'y' (dtype=float32, shape=(4, 64)) | FAILED"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   const std::string html = read_text(report);
   EXPECT_NE(html.find("id=\"first-divergence-node\">" + kFaulty + "<"), std::string::npos);
 }
@@ -62,8 +67,7 @@ TEST(CliLayerwise, ReferenceAgainstOnnxRuntimePassesWithSummary) {
                        "--onnx-outputs", "mark", "all", "--atol", "1e-4", "--rtol", "1e-3",
                        "--local-error", "--mark-budget", "64K"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("Layer-wise Summary | pluginref-runner"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("Layer-wise Summary | pluginref-runner"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("10/10 tensors passed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Largest local errors"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Passed: 1/1 iterations"), std::string::npos) << r.output;
@@ -79,8 +83,7 @@ TEST(CliLayerwise, LocalErrorWithOnnxRuntimeAndConstants) {
                        "--local-error", "--val-range", "[-1.5,1.5]"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("6/6 tensors passed"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("'Sub_3' (Sub) | local error/tolerance="), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("'Sub_3' (Sub) | local error/tolerance="), std::string::npos) << r.output;
   // ONNX Runtime is the first runner: it is out0 and the reference is the denominator.
   EXPECT_NE(r.output.find("Layer-wise Summary | onnxrt-runner"), std::string::npos) << r.output;
 }
@@ -127,8 +130,10 @@ TEST(CliLayerwise, DistanceAndQualityOnTheCommandLine) {
   const std::string a = dir.file("a.onnx"), b = dir.file("b.onnx"), saved = dir.file("b.json");
   write_model_from_text(a, divergent_model("Relu"));
   write_model_from_text(b, divergent_model("LeakyRelu <alpha = 0.5>"));
-  ASSERT_EQ(run_parity({"run", b, "--pluginref", "--save-outputs", saved, "--val-range",
-                        "[-1.5,1.5]"}).exit_code, 0);
+  ASSERT_EQ(
+      run_parity({"run", b, "--pluginref", "--save-outputs", saved, "--val-range", "[-1.5,1.5]"})
+          .exit_code,
+      0);
   auto fails = run_parity({"run", a, "--pluginref", "--load-outputs", saved, "--val-range",
                            "[-1.5,1.5]", "--compare", "distance"});
   EXPECT_EQ(fails.exit_code, 1) << fails.output;
@@ -142,8 +147,7 @@ TEST(CliLayerwise, DistanceAndQualityOnTheCommandLine) {
                              "--snr-tolerance", "y:1", "--report", dir.file("q.html")});
   EXPECT_EQ(quality.exit_code, 0) << quality.output;
   EXPECT_NE(quality.output.find("Quality Metrics: PSNR="), std::string::npos) << quality.output;
-  EXPECT_NE(read_text(dir.file("q.html")).find("compared with <b>quality</b>"),
-            std::string::npos);
+  EXPECT_NE(read_text(dir.file("q.html")).find("compared with <b>quality</b>"), std::string::npos);
 }
 
 TEST(CliLayerwise, BadValuesAreUsageErrors) {
@@ -151,10 +155,10 @@ TEST(CliLayerwise, BadValuesAreUsageErrors) {
   auto budget = run_parity({"run", model, "--pluginref", "--pluginref", "--onnx-outputs", "mark",
                             "all", "--mark-budget", "12Q"});
   EXPECT_EQ(budget.exit_code, 2) << budget.output;
-  EXPECT_NE(budget.output.find("failed to parse --mark-budget with value '12Q'"),
-            std::string::npos) << budget.output;
-  auto cosine = run_parity({"run", model, "--pluginref", "--compare", "distance",
-                            "--cosine-similarity-threshold", "2"});
+  EXPECT_NE(budget.output.find("failed to parse --mark-budget with value '12Q'"), std::string::npos)
+      << budget.output;
+  auto cosine = run_parity(
+      {"run", model, "--pluginref", "--compare", "distance", "--cosine-similarity-threshold", "2"});
   EXPECT_EQ(cosine.exit_code, 2) << cosine.output;
   EXPECT_NE(cosine.output.find("a cosine similarity is within [-1, 1]"), std::string::npos);
   auto compare = run_parity({"run", model, "--pluginref", "--compare", "nearest"});
@@ -162,8 +166,8 @@ TEST(CliLayerwise, BadValuesAreUsageErrors) {
 }
 
 TEST(CliLayerwise, TwoReferenceRunnersCompareLayerwise) {
-  auto r = run_parity({"run", source_path("examples/tiny_cnn.onnx"), "--pluginref",
-                       "--pluginref", "--onnx-outputs", "mark", "all"});
+  auto r = run_parity({"run", source_path("examples/tiny_cnn.onnx"), "--pluginref", "--pluginref",
+                       "--onnx-outputs", "mark", "all"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("10/10 tensors passed | 1 batch(es)"), std::string::npos) << r.output;
 }
@@ -180,7 +184,9 @@ TEST(CliInspect, ManyOutputsGetOneLineEach) {
   for (int i = 2; i <= 12; ++i) text += fmt::format("t{} = Add(t{}, one)\n", i, i - 1);
   write_model_from_text(model, text + "}");
   ASSERT_EQ(run_parity({"run", model, "--pluginref", "--onnx-outputs", "mark", "all",
-                        "--save-outputs", saved, "--val-range", "[0,0]"}).exit_code, 0);
+                        "--save-outputs", saved, "--val-range", "[0,0]"})
+                .exit_code,
+            0);
   auto r = run_parity({"inspect", "data", saved});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("name | dtype   | shape  | min | max | mean"), std::string::npos)

@@ -20,8 +20,8 @@ std::string float64_inputs(const TempDir& dir) {
     f64 (double[4] input, double[2] more) => (double[4] out) { out = Identity(input) }
   )");
   const std::string path = dir.file("inputs.json");
-  CommandResult r = run_parity({"run", dir.file("f64.onnx"), "--pluginref", "--save-inputs", path,
-                                "--val-range", "[-2,2]"});
+  CommandResult r = run_parity(
+      {"run", dir.file("f64.onnx"), "--pluginref", "--save-inputs", path, "--val-range", "[-2,2]"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return path;
 }
@@ -33,11 +33,13 @@ TEST(CliLoadedInputs, FittedToTheModelWithPolygraphysWarnings) {
   CommandResult r = run_parity({"run", model, "--pluginref", "--onnxrt", "--load-inputs", inputs,
                                 "--save-outputs", dir.file("out.json")});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(has(r, "Input tensor: x | Buffer name (input) does not match expected input name "
-                     "(x)."))
+  EXPECT_TRUE(has(r,
+                  "Input tensor: x | Buffer name (input) does not match expected input name "
+                  "(x)."))
       << r.output;
-  EXPECT_TRUE(has(r, "Input tensor: x | Buffer dtype (float64) does not match expected input "
-                     "dtype (float32), attempting to cast."))
+  EXPECT_TRUE(has(r,
+                  "Input tensor: x | Buffer dtype (float64) does not match expected input "
+                  "dtype (float32), attempting to cast."))
       << r.output;
   EXPECT_TRUE(has(r, "Reshaped array from shape: (4,) to: (1, 1, 2, 2)")) << r.output;
   // The values fed are the saved ones, cast to float32: y = x.
@@ -54,7 +56,8 @@ def arrays(path):
         return obj
     return decode(json.load(open(path)))
 feeds = arrays(')" + inputs + R"(')
-out = arrays(')" + dir.file("out.json") + R"(')
+out = arrays(')" + dir.file("out.json") +
+                                   R"(')
 x = feeds[0]['input']
 for runner, iterations in out['lst']:
     y = iterations[0]['outputs']['y']['values']

@@ -23,8 +23,8 @@ TEST(CliRun, ReferenceOnExampleModelPasses) {
 }
 
 TEST(CliRun, OnnxRuntimeAndReferenceAgreeOnExampleModel) {
-  auto r = run_parity({"run", example("tiny_cnn.onnx"), "--onnxrt", "--pluginref", "--atol",
-                       "1e-5", "--rtol", "1e-4"});
+  auto r = run_parity({"run", example("tiny_cnn.onnx"), "--onnxrt", "--pluginref", "--atol", "1e-5",
+                       "--rtol", "1e-4"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("PASSED | All outputs matched | Outputs: ['probs']"), std::string::npos)
       << r.output;
@@ -36,8 +36,8 @@ TEST(CliRun, OnnxRuntimeAndReferenceAgreeOnExampleModel) {
 TEST(CliRun, SavedOutputsReloadAndCompare) {
   TempDir dir;
   std::string outputs = dir.file("golden.json"), inputs = dir.file("inputs.json");
-  auto save = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--save-outputs",
-                          outputs, "--save-inputs", inputs, "--iterations", "2"});
+  auto save = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--save-outputs", outputs,
+                          "--save-inputs", inputs, "--iterations", "2"});
   ASSERT_EQ(save.exit_code, 0) << save.output;
   auto load = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--load-inputs", inputs,
                           "--load-outputs", outputs});
@@ -48,10 +48,11 @@ TEST(CliRun, SavedOutputsReloadAndCompare) {
 TEST(CliRun, DifferentSeedFailsAgainstSavedOutputs) {
   TempDir dir;
   std::string outputs = dir.file("golden.json");
-  ASSERT_EQ(run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--save-outputs",
-                        outputs}).exit_code, 0);
-  auto r = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--seed", "7",
-                       "--load-outputs", outputs});
+  ASSERT_EQ(run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--save-outputs", outputs})
+                .exit_code,
+            0);
+  auto r = run_parity(
+      {"run", example("tiny_cnn.onnx"), "--pluginref", "--seed", "7", "--load-outputs", outputs});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("FAILED | Mismatched outputs: ['probs']"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("FAILED | Runtime:"), std::string::npos);
@@ -60,16 +61,17 @@ TEST(CliRun, DifferentSeedFailsAgainstSavedOutputs) {
 TEST(CliRun, PerOutputToleranceApplies) {
   TempDir dir;
   std::string outputs = dir.file("golden.json");
-  ASSERT_EQ(run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--save-outputs",
-                        outputs}).exit_code, 0);
+  ASSERT_EQ(run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--save-outputs", outputs})
+                .exit_code,
+            0);
   auto r = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--seed", "7",
                        "--load-outputs", outputs, "--atol", "1e-9", "probs:1.0"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 TEST(CliRun, MarkAllComparesEveryTensor) {
-  auto r = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--onnxrt",
-                       "--onnx-outputs", "mark", "all", "--atol", "1e-4", "--rtol", "1e-3"});
+  auto r = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--onnxrt", "--onnx-outputs",
+                       "mark", "all", "--atol", "1e-4", "--rtol", "1e-3"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (const char* name : {"'conv1'", "'relu1'", "'pool1'", "'norm'", "'logits'", "'probs'"})
     EXPECT_NE(r.output.find(std::string("Comparing Output: ") + name), std::string::npos) << name;
@@ -88,8 +90,8 @@ TEST(CliRun, ValidateFindsNaN) {
 }
 
 TEST(CliRun, TopKPostprocessing) {
-  auto r = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--onnxrt",
-                       "--postprocess", "top-3"});
+  auto r = run_parity(
+      {"run", example("tiny_cnn.onnx"), "--pluginref", "--onnxrt", "--postprocess", "top-3"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("shape=(1, 3)"), std::string::npos) << r.output;
 }
@@ -151,8 +153,8 @@ TEST(CliBadInput, MalformedPerOutputValueIsUsageError) {
 }
 
 TEST(CliBadInput, InvalidErrorStatIsUsageError) {
-  auto r = run_parity({"run", example("identity.onnx"), "--pluginref", "--check-error-stat",
-                       "maximum"});
+  auto r =
+      run_parity({"run", example("identity.onnx"), "--pluginref", "--check-error-stat", "maximum"});
   expect_clean_failure(r, 2, "Invalid choice for check_error_stat: maximum");
 }
 
@@ -163,7 +165,10 @@ TEST(CliBadInput, FeedFileNotMatchingTheModel) {
   // Inputs saved for another model: wrong name, then wrong dtype, then wrong shape. By default
   // Parity fits them as Polygraphy does (tests/cli/loaded_inputs_test.cc); --strict-inputs
   // refuses each, and a shape with another element count cannot be fitted at all.
-  struct Case { const char* text; const char* message; } cases[] = {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
       {R"(<ir_version: 8, opset_import: ["" : 13]>
           g (float[1,1,2,2] z) => (float[1,1,2,2] y) { y = Identity(z) })",
        "The following inputs were not found in input data"},
@@ -178,26 +183,26 @@ TEST(CliBadInput, FeedFileNotMatchingTheModel) {
     std::string other = dir.file("other.onnx"), inputs = dir.file("inputs.json");
     write_model_from_text(other, c.text);
     ASSERT_EQ(run_parity({"run", other, "--pluginref", "--save-inputs", inputs}).exit_code, 0);
-    expect_clean_failure(run_parity({"run", model, "--pluginref", "--load-inputs", inputs,
-                                     "--strict-inputs"}),
-                         1, c.message);
+    expect_clean_failure(
+        run_parity({"run", model, "--pluginref", "--load-inputs", inputs, "--strict-inputs"}), 1,
+        c.message);
   }
-  expect_clean_failure(run_parity({"run", model, "--pluginref", "--load-inputs",
-                                   dir.file("inputs.json")}),
-                       1, "Received incompatible shape");
+  expect_clean_failure(
+      run_parity({"run", model, "--pluginref", "--load-inputs", dir.file("inputs.json")}), 1,
+      "Received incompatible shape");
 }
 
 TEST(CliBadInput, MissingFeedFile) {
-  expect_clean_failure(run_parity({"run", example("identity.onnx"), "--pluginref",
-                                   "--load-inputs", "/nonexistent/inputs.json"}),
+  expect_clean_failure(run_parity({"run", example("identity.onnx"), "--pluginref", "--load-inputs",
+                                   "/nonexistent/inputs.json"}),
                        1, "/nonexistent/inputs.json");
 }
 
 TEST(CliBadInput, CorruptResultsFile) {
   TempDir dir;
   write_text(dir.file("bad.json"), "{\"lst\": [[\"r\", [{\"outputs\": 5");
-  expect_clean_failure(run_parity({"run", example("identity.onnx"), "--pluginref",
-                                   "--load-outputs", dir.file("bad.json")}),
+  expect_clean_failure(run_parity({"run", example("identity.onnx"), "--pluginref", "--load-outputs",
+                                   dir.file("bad.json")}),
                        1, "bad.json");
 }
 
@@ -215,7 +220,7 @@ g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], initializer=[w])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), ")" +
-                        dir.file("escape.onnx") + R"(")
+                      dir.file("escape.onnx") + R"(")
 )");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   write_text((dir.path().parent_path() / "secret.bin").string(), std::string(16, '\0'));

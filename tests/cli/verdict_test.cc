@@ -51,7 +51,8 @@ TEST(CliVerdict, SavedResultsComparisonPrintsPolygraphysLines) {
     text = std::regex_replace(text, std::regex(R"(results from \S+)"), "results from FILE");
     return text;
   };
-  std::string fixture = read_text(source_path("tests/cli/fixtures/polygraphy_run_load_outputs.txt"));
+  std::string fixture =
+      read_text(source_path("tests/cli/fixtures/polygraphy_run_load_outputs.txt"));
   fixture = fixture.substr(fixture.find("[I] RUNNING"));
   EXPECT_EQ(mask(ours.output), mask(fixture));
 }
@@ -78,8 +79,8 @@ TEST(CliVerdict, OneSavedFileHasNothingToBeComparedWith) {
 TEST(CliVerdict, NoInputMeansNothingRanOrCompared) {
   TempDir dir;
   write_text(dir.file("none.json"), "[]");
-  CommandResult one = run_parity({"run", example("identity.onnx"), "--pluginref",
-                                  "--load-inputs", dir.file("none.json")});
+  CommandResult one = run_parity(
+      {"run", example("identity.onnx"), "--pluginref", "--load-inputs", dir.file("none.json")});
   EXPECT_EQ(one.exit_code, 1) << one.output;
   EXPECT_TRUE(has(one, "ran no iteration (the data loader gave no input)")) << one.output;
   CommandResult two = run_parity({"run", example("identity.onnx"), "--pluginref", "--onnxrt",
@@ -98,8 +99,9 @@ TEST(CliVerdict, RequestsThatCannotTakeEffectAreRefused) {
   const std::string model = example("identity.onnx");
   CommandResult local = run_parity({"run", model, "--pluginref", "--onnxrt", "--local-error"});
   EXPECT_EQ(local.exit_code, 2) << local.output;
-  EXPECT_TRUE(has(local, "failed to use --local-error: it needs a layer-wise run, and this run is "
-                         "not one: no tensors are marked"))
+  EXPECT_TRUE(has(local,
+                  "failed to use --local-error: it needs a layer-wise run, and this run is "
+                  "not one: no tensors are marked"))
       << local.output;
   TempDir dir;
   CommandResult report = run_parity({"run", model, "--pluginref", "--report", dir.file("r.html")});
@@ -108,14 +110,16 @@ TEST(CliVerdict, RequestsThatCannotTakeEffectAreRefused) {
       << report.output;
   CommandResult atol = run_parity({"run", model, "--pluginref", "--onnxrt", "--atol", "z:1e-3"});
   EXPECT_EQ(atol.exit_code, 2) << atol.output;
-  EXPECT_TRUE(has(atol, "failed to use --atol for output 'z': no compared output has that name; "
-                        "did you mean 'y'?"))
+  EXPECT_TRUE(has(atol,
+                  "failed to use --atol for output 'z': no compared output has that name; "
+                  "did you mean 'y'?"))
       << atol.output;
   CommandResult shapes =
       run_parity({"run", model, "--pluginref", "--input-shapes", "xx:[1,1,2,2]"});
   EXPECT_EQ(shapes.exit_code, 2) << shapes.output;
-  EXPECT_TRUE(has(shapes, "failed to use --input-shapes for 'xx': the model has no input of that "
-                          "name; did you mean 'x'?"))
+  EXPECT_TRUE(has(shapes,
+                  "failed to use --input-shapes for 'xx': the model has no input of that "
+                  "name; did you mean 'x'?"))
       << shapes.output;
   CommandResult range = run_parity({"run", model, "--pluginref", "--val-range", "q:[0,1]"});
   EXPECT_EQ(range.exit_code, 2) << range.output;
@@ -128,8 +132,9 @@ TEST(CliVerdict, LayerwiseFallbackIsSaidAloud) {
                                 "--onnx-outputs", "mark", "all", "--save-outputs",
                                 dir.file("all.json"), "--atol", "1e-4", "--rtol", "1e-3"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(has(r, "without the layer-wise summary: --save-outputs needs every output in "
-                     "memory"))
+  EXPECT_TRUE(has(r,
+                  "without the layer-wise summary: --save-outputs needs every output in "
+                  "memory"))
       << r.output;
 }
 
@@ -156,8 +161,8 @@ TEST(CliVerdict, AKnownDepartureIsNamedWhenTheComparisonFails) {
 
 TEST(CliVerdict, OnlyRunIsFramedWithRunningAndPassedLines) {
   TempDir dir;
-  CommandResult script = run_parity({"run", example("identity.onnx"), "--pluginref",
-                                     "--gen-script", dir.file("s.py")});
+  CommandResult script = run_parity(
+      {"run", example("identity.onnx"), "--pluginref", "--gen-script", dir.file("s.py")});
   EXPECT_EQ(script.exit_code, 0) << script.output;
   EXPECT_FALSE(has(script, "RUNNING")) << script.output;
   EXPECT_FALSE(has(script, "PASSED")) << script.output;

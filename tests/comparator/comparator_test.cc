@@ -120,15 +120,19 @@ TEST(Comparator, MultipleRunnersAgree) {
   EXPECT_EQ(results[0].second.size(), 1u);  // DataLoader's default: one iteration
   AccuracyResult accuracy = Comparator::compare_accuracy(results);
   EXPECT_TRUE(accuracy);
-  EXPECT_TRUE(log.contains("[I] runner-a                            | Activating and starting inference"));
-  EXPECT_TRUE(log.contains("[I] runner-a                            | Completed 1 iteration(s) in 1 ms | "
-                           "Average inference time: 1 ms."));
-  EXPECT_TRUE(log.contains("[I] runner-a                           \n    ---- Inference Input(s) ----\n"
-                           "    {x [dtype=float32, shape=(1, 1, 2, 2)]}"))
+  EXPECT_TRUE(
+      log.contains("[I] runner-a                            | Activating and starting inference"));
+  EXPECT_TRUE(
+      log.contains("[I] runner-a                            | Completed 1 iteration(s) in 1 ms | "
+                   "Average inference time: 1 ms."));
+  EXPECT_TRUE(
+      log.contains("[I] runner-a                           \n    ---- Inference Input(s) ----\n"
+                   "    {x [dtype=float32, shape=(1, 1, 2, 2)]}"))
       << log.text();
   EXPECT_TRUE(log.contains("[I] Accuracy Comparison | runner-a vs. runner-b"));
-  EXPECT_TRUE(log.contains("[I] Accuracy Summary | runner-a vs. runner-b | Passed: 1/1 iterations | "
-                           "Pass Rate: 100.0%"));
+  EXPECT_TRUE(
+      log.contains("[I] Accuracy Summary | runner-a vs. runner-b | Passed: 1/1 iterations | "
+                   "Pass Rate: 100.0%"));
 }
 
 TEST(Comparator, LaterRunnersGetTheSameFeedsFittedToTheirMetadata) {
@@ -143,9 +147,11 @@ TEST(Comparator, LaterRunnersGetTheSameFeedsFittedToTheirMetadata) {
   ASSERT_EQ(used.size(), 1u);
   EXPECT_TRUE(used[0].at("x").equals(feeds.get(0)->at("x")));
   ASSERT_EQ(b.seen_dtypes, std::vector<DataType>{DataType::kFloat64});  // only "X", cast
-  EXPECT_TRUE(log.contains("Input tensor: X | Buffer dtype (float32) does not match expected input "
-                           "dtype (float64), attempting to cast."));
-  EXPECT_TRUE(log.contains("Input tensor: X | Buffer name (x) does not match expected input name (X)."));
+  EXPECT_TRUE(
+      log.contains("Input tensor: X | Buffer dtype (float32) does not match expected input "
+                   "dtype (float64), attempting to cast."));
+  EXPECT_TRUE(
+      log.contains("Input tensor: X | Buffer name (x) does not match expected input name (X)."));
   const Tensor& y = results[1].second[0].outputs.at("y");
   EXPECT_EQ(y.dtype(), DataType::kFloat64);
   EXPECT_EQ(y.shape(), (Shape{2, 2}));
@@ -156,8 +162,9 @@ TEST(Comparator, NoRunnersGiveEmptyResults) {
   LogCapture log;
   RunResults results = Comparator::run({}, feeds);
   EXPECT_TRUE(results.empty());
-  EXPECT_TRUE(log.contains("[W] No runners were provided to Comparator.run(). Inference will not be "
-                           "run, and run results will be empty."));
+  EXPECT_TRUE(
+      log.contains("[W] No runners were provided to Comparator.run(). Inference will not be "
+                   "run, and run results will be empty."));
 }
 
 TEST(Comparator, OutputsOfEveryIterationAreKeptWhenTheRunnerReusesItsBuffers) {
@@ -201,7 +208,7 @@ RunResults single_output_results(std::vector<std::vector<float>> per_runner) {
     IterationResult it;
     it.runner_name = "runner" + std::to_string(i);
     it.outputs.set("y", Tensor::from_vector<float>({static_cast<int64_t>(per_runner[i].size())},
-                                                    per_runner[i]));
+                                                   per_runner[i]));
     results.add({it}, it.runner_name);
   }
   return results;
@@ -214,9 +221,11 @@ TEST(Comparator, ValidateNan) {
   EXPECT_TRUE(log.contains("[I]     PASSED | Output Validation"));
   EXPECT_FALSE(Comparator::validate(single_output_results({{1, NAN}})));
   EXPECT_TRUE(log.contains("[I] Output Validation | Runners: ['runner0']"));
-  EXPECT_TRUE(log.contains("[I]     runner0                             | Validating output: y "
-                           "(check_inf=False, check_nan=True)"));
-  EXPECT_TRUE(log.contains("[E]         NaN Detected | One or more NaNs were encountered in this output"));
+  EXPECT_TRUE(
+      log.contains("[I]     runner0                             | Validating output: y "
+                   "(check_inf=False, check_nan=True)"));
+  EXPECT_TRUE(
+      log.contains("[E]         NaN Detected | One or more NaNs were encountered in this output"));
   EXPECT_TRUE(log.contains("[E]         FAILED | Errors detected in output: y"));
   EXPECT_TRUE(log.contains("[E]     FAILED | Output Validation"));
   // NaN checking can be turned off.
@@ -227,7 +236,8 @@ TEST(Comparator, ValidateInf) {
   LogCapture log;
   EXPECT_TRUE(Comparator::validate(single_output_results({{1, INFINITY}})));
   EXPECT_FALSE(Comparator::validate(single_output_results({{1, INFINITY}}), /*check_inf=*/true));
-  EXPECT_TRUE(log.contains("Inf Detected | One or more non-finite values were encountered in this output"));
+  EXPECT_TRUE(
+      log.contains("Inf Detected | One or more non-finite values were encountered in this output"));
 }
 
 TEST(Comparator, CompareAccuracyOverIterationsAndPairs) {
@@ -253,16 +263,19 @@ TEST(Comparator, CompareAccuracyOverIterationsAndPairs) {
   EXPECT_EQ(accuracy.stats({"r1", "r2"}), std::make_tuple(size_t{1}, size_t{1}, size_t{2}));
   EXPECT_DOUBLE_EQ(accuracy.percentage({"r1", "r2"}), 0.5);
   EXPECT_TRUE(log.contains("[I]     Iteration: 1\n"));
-  EXPECT_TRUE(log.contains("[I] Accuracy Summary | r0 vs. r1 | Passed: 2/2 iterations | Pass Rate: 100.0%"));
-  EXPECT_TRUE(log.contains("[E] Accuracy Summary | r1 vs. r2 | Passed: 1/2 iterations | Pass Rate: 50.0%"));
+  EXPECT_TRUE(log.contains(
+      "[I] Accuracy Summary | r0 vs. r1 | Passed: 2/2 iterations | Pass Rate: 100.0%"));
+  EXPECT_TRUE(
+      log.contains("[E] Accuracy Summary | r1 vs. r2 | Passed: 1/2 iterations | Pass Rate: 50.0%"));
 
   // fail_fast returns at the first mismatching iteration.
-  accuracy = Comparator::compare_accuracy(results, true, std::vector<std::pair<size_t, size_t>>{{1, 2}});
+  accuracy =
+      Comparator::compare_accuracy(results, true, std::vector<std::pair<size_t, size_t>>{{1, 2}});
   ASSERT_EQ(accuracy.entries.size(), 1u);
   EXPECT_EQ(accuracy.entries[0].second.size(), 2u);
   // A custom compare function and explicit comparisons.
-  accuracy = Comparator::compare_accuracy(results, false, std::vector<std::pair<size_t, size_t>>{{0, 2}},
-                                          compare_func::indices());
+  accuracy = Comparator::compare_accuracy(
+      results, false, std::vector<std::pair<size_t, size_t>>{{0, 2}}, compare_func::indices());
   EXPECT_EQ(accuracy.entries[0].first, (AccuracyResult::Pair{"r0", "r2"}));
 }
 

@@ -29,9 +29,12 @@ Tensor half(const std::vector<double>& v) {
 Tensor filled(DataType dtype, Shape shape, double value) {
   Tensor t(dtype, std::move(shape));
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (dtype == DataType::kFloat32) t.data<float>()[i] = static_cast<float>(value);
-    else if (dtype == DataType::kFloat64) t.data<double>()[i] = value;
-    else if (dtype == DataType::kBool) t.data<bool>()[i] = value != 0;
+    if (dtype == DataType::kFloat32)
+      t.data<float>()[i] = static_cast<float>(value);
+    else if (dtype == DataType::kFloat64)
+      t.data<double>()[i] = value;
+    else if (dtype == DataType::kBool)
+      t.data<bool>()[i] = value != 0;
   }
   return t;
 }
@@ -81,8 +84,10 @@ TEST(SimpleCompare, CastsUpBeforeSubtracting) {
     EXPECT_NEAR(r.max_absdiff, c.absdiff, 1e-8 * c.absdiff);
     EXPECT_EQ(r.max_absdiff, r.mean_absdiff);
     EXPECT_EQ(r.max_absdiff, r.median_absdiff);
-    if (std::isinf(c.reldiff)) EXPECT_EQ(r.max_reldiff, c.reldiff);
-    else EXPECT_NEAR(r.max_reldiff, c.reldiff, 1e-5 * c.reldiff);
+    if (std::isinf(c.reldiff))
+      EXPECT_EQ(r.max_reldiff, c.reldiff);
+    else
+      EXPECT_NEAR(r.max_reldiff, c.reldiff, 1e-5 * c.reldiff);
     EXPECT_EQ(r.max_reldiff, r.mean_reldiff);
     EXPECT_EQ(r.max_reldiff, r.median_reldiff);
   }
@@ -165,7 +170,8 @@ TEST(SimpleCompare, Strings) {
 
 TEST(SimpleCompare, PerOutputTolerance) {
   for (bool abs_mode : {true, false}) {
-    Tensor ones = filled(DataType::kFloat64, {4, 4}, 1), twos = filled(DataType::kFloat64, {4, 4}, 2);
+    Tensor ones = filled(DataType::kFloat64, {4, 4}, 1),
+           twos = filled(DataType::kFloat64, {4, 4}, 2);
     IterationResult r0 = result({{"output0", ones}, {"output1", ones}});
     IterationResult r1 = result({{"output0", ones}, {"output1", twos}});
     LogCapture quiet;
@@ -184,7 +190,8 @@ TEST(SimpleCompare, PerOutputTolerance) {
 
 TEST(SimpleCompare, PerOutputToleranceFallsBackToDefault) {
   for (bool abs_mode : {true, false}) {
-    Tensor ones = filled(DataType::kFloat64, {4, 4}, 1), twos = filled(DataType::kFloat64, {4, 4}, 2);
+    Tensor ones = filled(DataType::kFloat64, {4, 4}, 1),
+           twos = filled(DataType::kFloat64, {4, 4}, 2);
     IterationResult r0 = result({{"output0", twos}, {"output1", ones}});
     IterationResult r1 = result({{"output0", ones}, {"output1", twos}});
     LogCapture quiet;
@@ -207,8 +214,8 @@ TEST(SimpleCompare, DefaultToleranceInMap) {
     tols.values = {{"", 1.0}};
     SimpleCompareOptions options;
     (abs_mode ? options.atol : options.rtol) = tols;
-    EXPECT_TRUE(compare(filled(DataType::kFloat64, {4, 4}, 1), filled(DataType::kFloat64, {4, 4}, 2),
-                        options));
+    EXPECT_TRUE(compare(filled(DataType::kFloat64, {4, 4}, 1),
+                        filled(DataType::kFloat64, {4, 4}, 2), options));
   }
 }
 
@@ -228,15 +235,18 @@ TEST(SimpleCompare, EmptyOutputsReportPolygraphysZeroOnEmptyStats) {
   auto acc = compare_func::simple()(single(filled(DataType::kFloat32, {0, 2}, 0)),
                                     single(filled(DataType::kFloat32, {0, 2}, 0)));
   EXPECT_TRUE(get(acc, "output"));
-  EXPECT_TRUE(log.contains("custom_runner: output | Stats: mean=nan, std-dev=0, var=0, median=0, "
-                           "min=0 at 0, max=0 at 0, avg-magnitude=nan, p90=inf, p95=inf, p99=inf"))
+  EXPECT_TRUE(
+      log.contains("custom_runner: output | Stats: mean=nan, std-dev=0, var=0, median=0, "
+                   "min=0 at 0, max=0 at 0, avg-magnitude=nan, p90=inf, p95=inf, p99=inf"))
       << log.text();
 }
 
 TEST(SimpleCompare, CheckErrorStat) {
   for (double base : {0.0, 1.0})
-    for (ErrorStat stat : {ErrorStat::kMax, ErrorStat::kMedian, ErrorStat::kMean, ErrorStat::kElemwise}) {
-      Tensor a = filled(DataType::kFloat32, {100}, base), b = filled(DataType::kFloat32, {100}, base);
+    for (ErrorStat stat :
+         {ErrorStat::kMax, ErrorStat::kMedian, ErrorStat::kMean, ErrorStat::kElemwise}) {
+      Tensor a = filled(DataType::kFloat32, {100}, base),
+             b = filled(DataType::kFloat32, {100}, base);
       a.data<float>()[0] += 100;
       SimpleCompareOptions options;
       options.check_error_stat = stat;
@@ -247,7 +257,8 @@ TEST(SimpleCompare, CheckErrorStat) {
 }
 
 TEST(SimpleCompare, EitherToleranceSuffices) {
-  for (ErrorStat stat : {ErrorStat::kMax, ErrorStat::kMedian, ErrorStat::kMean, ErrorStat::kElemwise}) {
+  for (ErrorStat stat :
+       {ErrorStat::kMax, ErrorStat::kMedian, ErrorStat::kMean, ErrorStat::kElemwise}) {
     Tensor a = vec<float>({1, 2}), b = vec<float>({1.25, 2.5});
     SimpleCompareOptions options;
     options.check_error_stat = stat;
@@ -280,9 +291,10 @@ TEST(SimpleCompare, PerOutputErrorStat) {
       {{"output0", ErrorStat::kMean}},
       {{"", ErrorStat::kMean}},
   };
-  IterationResult r0 = result({{"output0", vec<float>({0, 1, 2, 3})}, {"output1", vec<float>({0, 1, 2, 3})}});
-  IterationResult r1 = result(
-      {{"output0", vec<float>({0.15f, 1.25f, 2.5f, 3.75f})}, {"output1", vec<float>({0, 1, 2, 3})}});
+  IterationResult r0 =
+      result({{"output0", vec<float>({0, 1, 2, 3})}, {"output1", vec<float>({0, 1, 2, 3})}});
+  IterationResult r1 = result({{"output0", vec<float>({0.15f, 1.25f, 2.5f, 3.75f})},
+                               {"output1", vec<float>({0, 1, 2, 3})}});
   LogCapture quiet;
   SimpleCompareOptions options;
   options.atol = 0.4125;
@@ -309,8 +321,8 @@ TEST(SimpleCompare, InvalidErrorStat) {
 
 TEST(SimpleCompare, NansAlwaysFail) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (ErrorStat stat : {ErrorStat::kMax, ErrorStat::kMedian, ErrorStat::kMean, ErrorStat::kElemwise,
-                         ErrorStat::kQuantile}) {
+  for (ErrorStat stat : {ErrorStat::kMax, ErrorStat::kMedian, ErrorStat::kMean,
+                         ErrorStat::kElemwise, ErrorStat::kQuantile}) {
     SimpleCompareOptions options;
     options.check_error_stat = stat;
     EXPECT_FALSE(compare(vec<float>({nan}), vec<float>({0.15f}), options));
@@ -335,12 +347,14 @@ TEST(SimpleCompare, DifferentShapesFail) {
   auto acc = compare_func::simple()(single(filled(DataType::kFloat32, {2, 2}, 0)),
                                     single(filled(DataType::kFloat32, {4}, 0)));
   EXPECT_FALSE(get(acc, "output"));
-  EXPECT_TRUE(log.contains("[E]     FAILED | Output: `output` | Will not compare outputs of "
-                           "different shapes.\n        Note: Output shapes are (2, 2) and (4,)."))
+  EXPECT_TRUE(
+      log.contains("[E]     FAILED | Output: `output` | Will not compare outputs of "
+                   "different shapes.\n        Note: Output shapes are (2, 2) and (4,)."))
       << log.text();
   SimpleCompareOptions options;
   options.check_shapes = false;
-  EXPECT_TRUE(compare(filled(DataType::kFloat32, {2, 2}, 0), filled(DataType::kFloat32, {4}, 0), options));
+  EXPECT_TRUE(
+      compare(filled(DataType::kFloat32, {2, 2}, 0), filled(DataType::kFloat32, {4}, 0), options));
 }
 
 TEST(SimpleCompare, MatchesOutputNames) {
@@ -349,8 +363,9 @@ TEST(SimpleCompare, MatchesOutputNames) {
   // Case-insensitive substring.
   auto acc = compare_func::simple()(result({{"Output", t}}), result({{"output:0", t}}, "r1"));
   EXPECT_TRUE(get(acc, "Output"));
-  EXPECT_TRUE(log.contains("Output names did not match exactly. Assuming r1 output: output:0 "
-                           "corresponds to output: Output"));
+  EXPECT_TRUE(
+      log.contains("Output names did not match exactly. Assuming r1 output: output:0 "
+                   "corresponds to output: Output"));
   // Position, when nothing matches by name.
   acc = compare_func::simple()(result({{"a", t}, {"b", t}}), result({{"x", t}, {"y", t}}));
   EXPECT_EQ(acc.size(), 2u);
@@ -359,8 +374,9 @@ TEST(SimpleCompare, MatchesOutputNames) {
   try {
     compare_func::simple()(result({{"a", t}}, "r0"), result({}, "r1"));
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "All outputs were skipped, no common outputs found! Note:\nr0 outputs: "
-                           "['a']\nr1 outputs: []");
+    EXPECT_STREQ(e.what(),
+                 "All outputs were skipped, no common outputs found! Note:\nr0 outputs: "
+                 "['a']\nr1 outputs: []");
   }
 }
 
@@ -379,12 +395,15 @@ TEST(SimpleCompare, VerboseDumpsOfMismatches) {
   compare_func::simple()(result({{"y", vec<float>({1, 2, 3})}}, "r0"),
                          result({{"y", vec<float>({1, 5, 3})}}, "r1"));
   EXPECT_TRUE(log.contains("[S]         Mismatched indices:\n            [[1]]\n")) << log.text();
-  EXPECT_TRUE(log.contains("[X]         r0                                  | Mismatched values:\n"
-                           "            [2.]\n"));
-  EXPECT_TRUE(log.contains("[X]         r1                                  | Mismatched values:\n"
-                           "            [5.]\n"));
-  EXPECT_TRUE(log.contains("[S]     r0                                  | Output: y (dtype=float32, "
-                           "shape=(3,)):\n            [1. 2. 3.]\n"));
+  EXPECT_TRUE(
+      log.contains("[X]         r0                                  | Mismatched values:\n"
+                   "            [2.]\n"));
+  EXPECT_TRUE(
+      log.contains("[X]         r1                                  | Mismatched values:\n"
+                   "            [5.]\n"));
+  EXPECT_TRUE(
+      log.contains("[S]     r0                                  | Output: y (dtype=float32, "
+                   "shape=(3,)):\n            [1. 2. 3.]\n"));
 }
 
 TEST(IndicesCompare, IndexTolerance) {

@@ -81,7 +81,7 @@ struct Case {
   int iterations = 1;
   std::vector<InputSpec> inputs;  // as Polygraphy resolves them (model shape or user override)
   std::map<std::string, ValueRange> val_range;
-  TensorMetadata model, user;     // what the DataLoader is given
+  TensorMetadata model, user;  // what the DataLoader is given
 };
 
 std::string py_number(std::optional<double> v) {
@@ -110,8 +110,8 @@ std::string python_cases(const std::vector<Case>& cases) {
 
 void expect_matches_numpy(const std::vector<Case>& cases) {
   TempDir dir;
-  std::string script = "OUT = r'" + dir.path().string() + "'\n" + python_cases(cases) +
-                       kPolygraphyMirror;
+  std::string script =
+      "OUT = r'" + dir.path().string() + "'\n" + python_cases(cases) + kPolygraphyMirror;
   testing::CommandResult r = testing::run_python(script);
   ASSERT_EQ(r.exit_code, 0) << r.output;
 
@@ -250,11 +250,20 @@ std::vector<double> values_of(const Tensor& t) {
   std::vector<double> v(t.numel());
   for (int64_t i = 0; i < t.numel(); ++i) {
     switch (t.dtype()) {
-      case DataType::kBool: v[i] = t.data<bool>()[i]; break;
-      case DataType::kInt32: v[i] = t.data<int32_t>()[i]; break;
-      case DataType::kInt64: v[i] = static_cast<double>(t.data<int64_t>()[i]); break;
-      case DataType::kFloat32: v[i] = t.data<float>()[i]; break;
-      default: ADD_FAILURE() << "unexpected dtype " << dtype_name(t.dtype());
+      case DataType::kBool:
+        v[i] = t.data<bool>()[i];
+        break;
+      case DataType::kInt32:
+        v[i] = t.data<int32_t>()[i];
+        break;
+      case DataType::kInt64:
+        v[i] = static_cast<double>(t.data<int64_t>()[i]);
+        break;
+      case DataType::kFloat32:
+        v[i] = t.data<float>()[i];
+        break;
+      default:
+        ADD_FAILURE() << "unexpected dtype " << dtype_name(t.dtype());
     }
   }
   return v;
@@ -307,8 +316,8 @@ TEST(DataLoader, ValueRangesIncludingInfinities) {
     DataType dtype;
   };
   const std::vector<RangeCase> ranges = {
-      {0, 1, DataType::kInt32},        {5.0, 5.5, DataType::kFloat32},
-      {0, 1, DataType::kBool},         {kInf, kInf, DataType::kFloat32},
+      {0, 1, DataType::kInt32},          {5.0, 5.5, DataType::kFloat32},
+      {0, 1, DataType::kBool},           {kInf, kInf, DataType::kFloat32},
       {-kInf, kInf, DataType::kFloat32}, {0, kInf, DataType::kFloat32},
       {-kInf, 0, DataType::kFloat32}};
   for (const RangeCase& r : ranges) {
@@ -362,8 +371,9 @@ TEST(DataLoader, ShapeTensorHeuristicFalsePositivesAreAvoided) {
     Tensor x = loader.get(0)->at("X");
     EXPECT_EQ(x.shape(), (Shape{3}));
     EXPECT_NE(values_of(x), (std::vector<double>{-100, 2, 4}));
-    EXPECT_TRUE(log.contains("is dynamic.\n    Dynamic shapes cannot be used to generate inference "
-                             "data. Will use default shape instead."))
+    EXPECT_TRUE(
+        log.contains("is dynamic.\n    Dynamic shapes cannot be used to generate inference "
+                     "data. Will use default shape instead."))
         << log.text();
   }
   // A float input is never a shape tensor.
@@ -378,8 +388,9 @@ TEST(DataLoader, ShapeTensorHeuristicFalsePositivesAreAvoided) {
     Tensor x = loader.get(0)->at("Xf");
     EXPECT_EQ(x.shape(), (Shape{3}));
     EXPECT_TRUE(all_within(x, 0, 1));
-    EXPECT_TRUE(log.contains("Cannot use provided custom shape: (100, 50, 7) to override tensor "
-                             "shape. Will use default shape instead."))
+    EXPECT_TRUE(
+        log.contains("Cannot use provided custom shape: (100, 50, 7) to override tensor "
+                     "shape. Will use default shape instead."))
         << log.text();
   }
   // Without user metadata an input is never a shape tensor.
@@ -472,9 +483,10 @@ TEST(DataLoader, DynamicDimsBecomeOneWithAWarning) {
   loader.set_input_metadata(model);
   LogCapture log(Severity::kWarning);
   EXPECT_EQ(loader.get(0)->at("dyn_input").shape(), (Shape{1, 3, 1}));
-  EXPECT_TRUE(log.contains("Input tensor: dyn_input [shape=('batch', 3, -1)] | Will generate "
-                           "data of shape: [1, 3, 1].\n    If this is incorrect, please provide a "
-                           "custom data loader."))
+  EXPECT_TRUE(
+      log.contains("Input tensor: dyn_input [shape=('batch', 3, -1)] | Will generate "
+                   "data of shape: [1, 3, 1].\n    If this is incorrect, please provide a "
+                   "custom data loader."))
       << log.text();
 }
 
@@ -487,11 +499,13 @@ TEST(DataLoader, WarnsAboutUnusedMetadataAndRanges) {
   loader.set_input_metadata(model);
   LogCapture log(Severity::kWarning);
   loader.get(0);
-  EXPECT_TRUE(log.contains("Input tensor: INPUT | Metadata was provided, but the input does not "
-                           "exist in one or more runners.\n    Maybe you meant to set: input_ids?"))
+  EXPECT_TRUE(
+      log.contains("Input tensor: INPUT | Metadata was provided, but the input does not "
+                   "exist in one or more runners.\n    Maybe you meant to set: input_ids?"))
       << log.text();
-  EXPECT_TRUE(log.contains("Input tensor wildcard: nothing_* | Metadata was provided, but none "
-                           "of the matched inputs exist in one or more runners."))
+  EXPECT_TRUE(
+      log.contains("Input tensor wildcard: nothing_* | Metadata was provided, but none "
+                   "of the matched inputs exist in one or more runners."))
       << log.text();
   EXPECT_TRUE(log.contains("Extra items in val_range: {'input_idz'}.")) << log.text();
 }

@@ -6,16 +6,16 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <random>
 #include <limits>
+#include <random>
 #include <sstream>
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "core/py_format.h"
-#include "core/numeric.h"
 #include "comparator/output_stats.h"
 #include "comparator/tensor_error.h"
+#include "core/numeric.h"
+#include "core/py_format.h"
 #include "core/thread_pool.h"
 #include "support/test_util.h"
 
@@ -138,8 +138,8 @@ TEST(Metrics, HandComputedQuality) {
 }
 
 TEST(Metrics, NaNAndInfinitiesFailEveryMetric) {
-  for (CompareMetric m : {CompareMetric::kSimple, CompareMetric::kDistance,
-                          CompareMetric::kQuality}) {
+  for (CompareMetric m :
+       {CompareMetric::kSimple, CompareMetric::kDistance, CompareMetric::kQuality}) {
     const TensorErrorStats nan = measure(vec<double>({1, kNaN}), vec<double>({1, 1}), m);
     EXPECT_FALSE(nan.passed) << compare_metric_name(m);
     EXPECT_TRUE(std::isinf(nan.ratio)) << compare_metric_name(m);
@@ -154,8 +154,8 @@ TEST(Metrics, NaNAndInfinitiesFailEveryMetric) {
   // Simple with infinities_compare_equal: equal infinities have no error.
   TensorCompareOptions o;
   o.infinities_compare_equal = true;
-  EXPECT_TRUE(compare_tensors("o", vec<double>({kInf, -kInf}), vec<double>({kInf, -kInf}), o)
-                  .passed);
+  EXPECT_TRUE(
+      compare_tensors("o", vec<double>({kInf, -kInf}), vec<double>({kInf, -kInf}), o).passed);
   EXPECT_FALSE(compare_tensors("o", vec<double>({kInf}), vec<double>({-kInf}), o).passed);
 }
 
@@ -262,7 +262,7 @@ TEST(Metrics, ProfileCountsEveryElementAndFindsTheHotCell) {
   int64_t total = 0;
   for (int64_t c : s.profile.abs_hist) total += c;
   EXPECT_EQ(total, a.numel());
-  EXPECT_EQ(s.profile.abs_hist[0], a.numel() - 1);  // exact zeros
+  EXPECT_EQ(s.profile.abs_hist[0], a.numel() - 1);                   // exact zeros
   EXPECT_EQ(s.profile.abs_hist[1 - ErrorProfile::kMinExponent], 1);  // 1.0 is 2^0
   EXPECT_EQ(s.profile.heat_rows, 32);
   EXPECT_EQ(s.profile.heat_cols, 32);
@@ -289,11 +289,21 @@ TEST(Metrics, ProfileMatchesAPlainRestatement) {
         x[static_cast<size_t>(i)] = static_cast<double>(rng() % 1000) / 10.0;
         double e = 0;
         switch (rng() % 8) {
-          case 0: e = 0; break;
-          case 1: e = std::ldexp(1.0, -static_cast<int>(rng() % 60)); break;
-          case 2: e = std::ldexp(1.0, static_cast<int>(rng() % 30)); break;
-          case 3: e = rng() % 2 ? INFINITY : NAN; break;
-          default: e = static_cast<double>(rng() % 100) * 1e-3; break;
+          case 0:
+            e = 0;
+            break;
+          case 1:
+            e = std::ldexp(1.0, -static_cast<int>(rng() % 60));
+            break;
+          case 2:
+            e = std::ldexp(1.0, static_cast<int>(rng() % 30));
+            break;
+          case 3:
+            e = rng() % 2 ? INFINITY : NAN;
+            break;
+          default:
+            e = static_cast<double>(rng() % 100) * 1e-3;
+            break;
         }
         y[static_cast<size_t>(i)] = x[static_cast<size_t>(i)] + e;
       }

@@ -128,14 +128,22 @@ std::string draw_case(NumpyRandomState& rng, const RandintCase& c) {
                        c.count);
       return bytes_of(values.get(), c.count);  // NumPy's bools are bytes 0 and 1, as C++'s
     }
-    case DataType::kInt8: return draw_bytes<int8_t>(rng, c);
-    case DataType::kUInt8: return draw_bytes<uint8_t>(rng, c);
-    case DataType::kInt16: return draw_bytes<int16_t>(rng, c);
-    case DataType::kUInt16: return draw_bytes<uint16_t>(rng, c);
-    case DataType::kInt32: return draw_bytes<int32_t>(rng, c);
-    case DataType::kUInt32: return draw_bytes<uint32_t>(rng, c);
-    case DataType::kInt64: return draw_bytes<int64_t>(rng, c);
-    default: return draw_bytes<uint64_t>(rng, c);
+    case DataType::kInt8:
+      return draw_bytes<int8_t>(rng, c);
+    case DataType::kUInt8:
+      return draw_bytes<uint8_t>(rng, c);
+    case DataType::kInt16:
+      return draw_bytes<int16_t>(rng, c);
+    case DataType::kUInt16:
+      return draw_bytes<uint16_t>(rng, c);
+    case DataType::kInt32:
+      return draw_bytes<int32_t>(rng, c);
+    case DataType::kUInt32:
+      return draw_bytes<uint32_t>(rng, c);
+    case DataType::kInt64:
+      return draw_bytes<int64_t>(rng, c);
+    default:
+      return draw_bytes<uint64_t>(rng, c);
   }
 }
 
@@ -176,10 +184,13 @@ open(f'{OUT}/scalar.txt', 'w').write(' '.join(map(str, vals)))
     DataType dtype;
     int64_t low, high;
   };
-  const std::vector<Call> calls = {
-      {DataType::kInt8, -5, 9},  {DataType::kUInt8, 0, 9},  {DataType::kInt16, -5, 9},
-      {DataType::kBool, 0, 2},   {DataType::kInt32, -5, 9}, {DataType::kInt64, -5, 9},
-      {DataType::kUInt64, 0, INT64_C(1) << 62}};
+  const std::vector<Call> calls = {{DataType::kInt8, -5, 9},
+                                   {DataType::kUInt8, 0, 9},
+                                   {DataType::kInt16, -5, 9},
+                                   {DataType::kBool, 0, 2},
+                                   {DataType::kInt32, -5, 9},
+                                   {DataType::kInt64, -5, 9},
+                                   {DataType::kUInt64, 0, INT64_C(1) << 62}};
   NumpyRandomState rng(9);
   std::string got;
   for (int round = 0; round < 3; ++round)

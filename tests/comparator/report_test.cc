@@ -117,17 +117,17 @@ TEST(Report, FailingAndPassingOutputsPrintPolygraphysLines) {
   std::string failing, passing;
   {
     LogCapture log;
-    auto r = compare_func::simple()(
-        named("r0", Tensor::from_vector<float>({5}, {0.5f, 1, 2, 4, 8})),
-        named("r1", Tensor::from_vector<float>({5}, {0.5f, 1, 2.5f, 4, 7})));
+    auto r =
+        compare_func::simple()(named("r0", Tensor::from_vector<float>({5}, {0.5f, 1, 2, 4, 8})),
+                               named("r1", Tensor::from_vector<float>({5}, {0.5f, 1, 2.5f, 4, 7})));
     EXPECT_FALSE(r[0].second);
     failing = log.text();
   }
   {
     LogCapture log;
-    auto r = compare_func::simple()(
-        named("r0", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})),
-        named("r1", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})));
+    auto r =
+        compare_func::simple()(named("r0", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})),
+                               named("r1", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})));
     EXPECT_TRUE(r[0].second);
     passing = log.text();
   }
@@ -146,7 +146,8 @@ TEST(Report, StatsLinesForSpecialValues) {
       {"np.array([1, np.nan, 3], dtype=np.float32)", Tensor::from_vector<float>({3}, {1, NAN, 3})},
       {"np.array([1, np.inf], dtype=np.float32)", Tensor::from_vector<float>({2}, {1, INFINITY})},
       {"np.array([-np.inf, 2], dtype=np.float32)", Tensor::from_vector<float>({2}, {-INFINITY, 2})},
-      {"np.array([[3, -7], [12, 5]], dtype=np.int32)", Tensor::from_vector<int32_t>({2, 2}, {3, -7, 12, 5})},
+      {"np.array([[3, -7], [12, 5]], dtype=np.int32)",
+       Tensor::from_vector<int32_t>({2, 2}, {3, -7, 12, 5})},
       {"np.array([True, False, True])", Tensor::from_vector<bool>({3}, {true, false, true})},
       {"np.array([0.25, -1.5, 1e10, 3])", Tensor::from_vector<double>({4}, {0.25, -1.5, 1e10, 3})},
       {"np.array(4.5, dtype=np.float32)", Tensor::scalar<float>(4.5f)},

@@ -78,8 +78,8 @@ TEST(ExpectedFailureEvidence, AdamMultipleDataUsesEpsilonOneHundredth) {
   auto outputs = executor.run(feed);
   ASSERT_EQ(outputs.size(), model->graph.outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    Value expected = read_io(dir, "output_" + std::to_string(i) + ".pb",
-                             model->graph.outputs[i].type);
+    Value expected =
+        read_io(dir, "output_" + std::to_string(i) + ".pb", model->graph.outputs[i].type);
     EXPECT_EQ(compare_values(outputs[i].value, expected), "") << model->graph.outputs[i].name;
   }
 }

@@ -37,8 +37,9 @@ TEST(CheckedMath, ArithmeticThatFitsIsExact) {
 
 TEST(CheckedMath, OverflowNamesTheComputationAndTheValues) {
   std::string m = error_of([] { checked_mul(k2p62, 2, "the output dim"); });
-  EXPECT_EQ(m, "failed to compute the output dim: 4611686018427387904 * 2 overflows a 64-bit "
-               "integer (the largest is 9223372036854775807)");
+  EXPECT_EQ(m,
+            "failed to compute the output dim: 4611686018427387904 * 2 overflows a 64-bit "
+            "integer (the largest is 9223372036854775807)");
   m = error_of([] { checked_add(std::numeric_limits<int64_t>::max(), 1, "a sum"); });
   EXPECT_NE(m.find("9223372036854775807 + 1 overflows"), std::string::npos) << m;
   m = error_of([] { checked_numel({k2p31, k2p31, 4}, "input 'x'"); });
@@ -50,7 +51,9 @@ TEST(CheckedMath, OverflowNamesTheComputationAndTheValues) {
 
 TEST(CheckedMath, ShapeNumelRefusesOverflowInsteadOfWrapping) {
   // 2^32 * 2^32 wraps to 0 in 64 bits: a "valid" empty tensor before the check.
-  EXPECT_NE(error_of([] { shape_numel({int64_t{1} << 32, int64_t{1} << 32}); }).find("overflows"),
+  EXPECT_NE(error_of([] {
+              shape_numel({int64_t{1} << 32, int64_t{1} << 32});
+            }).find("overflows"),
             std::string::npos);
   EXPECT_NE(error_of([] { shape_numel({k2p62, 4}); }).find("overflows"), std::string::npos);
 }
@@ -81,7 +84,9 @@ TEST(CheckedMath, StorageBytesOfHugeCountsDoNotWrap) {
 
 TEST(Limits, ATensorAboveTheElementLimitIsRefusedBeforeAllocating) {
   // 2^40 float32 elements: 4 TiB, representable, far above the default limit.
-  std::string m = error_of([] { Tensor x(DataType::kFloat32, {int64_t{1} << 20, int64_t{1} << 20}); });
+  std::string m = error_of([] {
+    Tensor x(DataType::kFloat32, {int64_t{1} << 20, int64_t{1} << 20});
+  });
   EXPECT_NE(m.find("failed to create a float32 tensor of shape (1048576, 1048576): its "
                    "1099511627776 elements exceed the limit of 536870912 elements per tensor; "
                    "raise it with --limit-tensor-elements"),

@@ -88,9 +88,9 @@ for name, value in onnx.TensorProto.DataType.items():
 }
 
 TEST(DType, TypesWithoutNumpyEquivalent) {
-  for (DataType t : {DataType::kBFloat16, DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
-                     DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ, DataType::kInt4,
-                     DataType::kUInt4})
+  for (DataType t :
+       {DataType::kBFloat16, DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
+        DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ, DataType::kInt4, DataType::kUInt4})
     EXPECT_EQ(dtype_numpy_descr(t), std::nullopt) << dtype_name(t);
 }
 

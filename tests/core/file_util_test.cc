@@ -55,8 +55,9 @@ TEST(FileUtil, RefusesAFifoWithoutBlocking) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // No writer ever opens it: a blocking open would never return.
   std::string m = error_of([&] { read_regular_file(fifo, "load model 'pipe'"); });
-  EXPECT_EQ(m, "failed to load model 'pipe': it is a FIFO (named pipe), not a regular file; "
-               "Parity reads only regular files (copy the data to a file first)");
+  EXPECT_EQ(m,
+            "failed to load model 'pipe': it is a FIFO (named pipe), not a regular file; "
+            "Parity reads only regular files (copy the data to a file first)");
 }
 
 TEST(FileUtil, RefusesDevicesFoldersLoopsAndMissingFiles) {

@@ -296,7 +296,8 @@ x32 = np.concatenate([x32, -x32])
 with np.errstate(all='ignore'):
     x64.tofile(d + '/x64'); x64.astype(np.float16).tofile(d + '/h64')
     x32.tofile(d + '/x32'); x32.astype(np.float16).tofile(d + '/h32')
-)", dir.path().string()));
+)",
+                                  dir.path().string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto x64 = read_raw<double>(dir.file("x64"));
   auto h64 = read_raw<uint16_t>(dir.file("h64"));
@@ -331,7 +332,8 @@ TEST(Float16, ToFloatMatchesNumpy) {
   auto r = run_python(fmt::format(R"(
 import numpy as np
 np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32).tofile('{}')
-)", dir.file("f")));
+)",
+                                  dir.file("f")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto f = read_raw<float>(dir.file("f"));
   ASSERT_EQ(f.size(), 65536u);

@@ -24,15 +24,35 @@ std::vector<std::string> split(const std::string& text, const std::string& sep) 
 }
 
 TEST(Format, FloatsLikePython) {
-  const std::vector<std::string> literals = {
-      "0.0", "-0.0", "1e-05", "0.1", "0.3333333333333333", "123456789.0", "1e16", "1.5e16",
-      "0.0001", "9.99995e-05", "2.5", "100.0", "12345.678", "5e-324", "1.7976931348623157e308",
-      "0.00012345", "99999.5", "1e-100", "-7.25e-07", "inf", "-inf", "nan", "1234567.0",
-      "0.30000000000000004"};
+  const std::vector<std::string> literals = {"0.0",
+                                             "-0.0",
+                                             "1e-05",
+                                             "0.1",
+                                             "0.3333333333333333",
+                                             "123456789.0",
+                                             "1e16",
+                                             "1.5e16",
+                                             "0.0001",
+                                             "9.99995e-05",
+                                             "2.5",
+                                             "100.0",
+                                             "12345.678",
+                                             "5e-324",
+                                             "1.7976931348623157e308",
+                                             "0.00012345",
+                                             "99999.5",
+                                             "1e-100",
+                                             "-7.25e-07",
+                                             "inf",
+                                             "-inf",
+                                             "nan",
+                                             "1234567.0",
+                                             "0.30000000000000004"};
   std::string script = "import math\nfor s in [";
   for (const auto& l : literals) script += "'" + l + "',";
-  script += "]:\n    v = float(s)\n    print(repr(v), format(v, '.5g'), format(v, '.4g'), "
-            "format(v, '.3g'))\n";
+  script +=
+      "]:\n    v = float(s)\n    print(repr(v), format(v, '.5g'), format(v, '.4g'), "
+      "format(v, '.3g'))\n";
   auto py = run_python(script);
   ASSERT_EQ(py.exit_code, 0) << py.output;
   std::istringstream lines(py.output);
@@ -68,7 +88,8 @@ TEST(Format, ArraysLikeNumpy) {
   std::vector<int64_t> big_ints;
   for (int i = 0; i < 1200; ++i) big_ints.push_back(i * 37 - 500);
   std::vector<std::pair<std::string, Tensor>> cases = {
-      {"np.array([0, 0.1, 0.5, 0.75, 1], dtype=np.float32)", make<float>({5}, {0, 0.1f, 0.5f, 0.75f, 1})},
+      {"np.array([0, 0.1, 0.5, 0.75, 1], dtype=np.float32)",
+       make<float>({5}, {0, 0.1f, 0.5f, 0.75f, 1})},
       {"np.array([1.5, 2.25e-7, 3], dtype=np.float32)", make<float>({3}, {1.5f, 2.25e-7f, 3})},
       {"np.array([1e-5, 1e10])", make<double>({2}, {1e-5, 1e10})},
       {"np.array([1, np.nan, -np.inf], dtype=np.float32)", make<float>({3}, {1, nan, -inf})},
@@ -82,7 +103,8 @@ TEST(Format, ArraysLikeNumpy) {
       {"np.array(2.5, dtype=np.float32)", make<float>({}, {2.5f})},
       {"np.zeros((0, 3), dtype=np.float32)", Tensor(DataType::kFloat32, {0, 3})},
       {"np.arange(2000, dtype=np.float32) * np.float32(0.5)", make<float>({2000}, ramp2000)},
-      {"(np.arange(1200, dtype=np.int64) * 37 - 500).reshape(30, 40)", make<int64_t>({30, 40}, big_ints)},
+      {"(np.arange(1200, dtype=np.int64) * 37 - 500).reshape(30, 40)",
+       make<int64_t>({30, 40}, big_ints)},
       {"np.array([1/3, 2/3])", make<double>({2}, {1.0 / 3, 2.0 / 3})},
       {"np.array([-0.0, 1], dtype=np.float32)", make<float>({2}, {-0.0f, 1})},
       {"np.array([0, 255], dtype=np.uint8)", make<uint8_t>({2}, {0, 255})},

@@ -58,9 +58,10 @@ TEST(JsonParser, ReadsPythonsNonFiniteFloatsAndOutOfRangeNumbers) {
 }
 
 TEST(JsonParser, MalformedTextIsAnError) {
-  const char* bad[] = {"", "[", "]", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "[1 2]",
-                       "01", "1.", "-", "1e", ".5", "tru", "nul", "\"abc", "\"\\x\"",
-                       "\"\\u12G4\"", "\"a\nb\"", "{1: 2}", "[1] [2]", "'single'", "[nan]"};
+  const char* bad[] = {
+      "",      "[",       "]",           "{",        "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]",
+      "[1 2]", "01",      "1.",          "-",        "1e",      ".5",       "tru",        "nul",
+      "\"abc", "\"\\x\"", "\"\\u12G4\"", "\"a\nb\"", "{1: 2}",  "[1] [2]",  "'single'",   "[nan]"};
   for (const char* text : bad) {
     try {
       parse_json(text);

@@ -90,11 +90,11 @@ open(D + '/results.json', 'w').write(dumps(run_results(lst)))
   EXPECT_EQ(its[0].runner_name, results[0].first);
   EXPECT_EQ(its[0].outputs.names(),
             (std::vector<std::string>{"logits", "ids \xc3\xbc", "flag", "half"}));
-  for (auto [tag, it] : {std::pair{"a0", &its[0]}, std::pair{"a1", &its[1]},
-                         std::pair{"b0", &results[1].second[0]}})
+  for (auto [tag, it] :
+       {std::pair{"a0", &its[0]}, std::pair{"a1", &its[1]}, std::pair{"b0", &results[1].second[0]}})
     for (size_t i = 0; i < it->outputs.size(); ++i)
-      EXPECT_TRUE(it->outputs[i].second.equals(
-          load_npy(dir.file(fmt::format("{}_{}.npy", tag, i)))))
+      EXPECT_TRUE(
+          it->outputs[i].second.equals(load_npy(dir.file(fmt::format("{}_{}.npy", tag, i)))))
           << tag << " " << it->outputs[i].first;
   EXPECT_TRUE(results[3].second[0].outputs.empty());
   EXPECT_EQ(run_results_to_json(results), read_text(dir.file("results.json")));
@@ -107,8 +107,9 @@ TEST(Json, WriterMatchesPythonByteForByte) {
   TempDir dir;
   RunResults results;
   nlohmann::ordered_json meta = nlohmann::ordered_json::array();
-  std::vector<std::optional<double>> runtimes = {0.1, 1e-05, 1.5e-07, 1e16, 1e15, 123456789.0,
-                                                 -0.0, 5e-324, std::nullopt, 0.30000000000000004};
+  std::vector<std::optional<double>> runtimes = {
+      0.1,         1e-05, 1.5e-07, 1e16,         1e15,
+      123456789.0, -0.0,  5e-324,  std::nullopt, 0.30000000000000004};
   int file = 0;
   for (int r = 0; r < 2; ++r) {
     std::string runner = r == 0 ? "trt-runner" : "\xe2\x82\xac runner\n";
@@ -295,8 +296,7 @@ TEST(Json, UnknownClassesUsePolygraphysMessage) {
       "polygraphy_class": "Tensor"}}, "runtime": null, "runner_name": "r",
       "polygraphy_class": "IterationResult"}]]], "polygraphy_class": "RunResults"})";
   EXPECT_EQ(error_of([&] { run_results_from_json(torch_output); }), message);
-  EXPECT_EQ(error_of([&] { run_results_from_json(R"({"polygraphy_class": "Tensor"})"); }),
-            message);
+  EXPECT_EQ(error_of([&] { run_results_from_json(R"({"polygraphy_class": "Tensor"})"); }), message);
   EXPECT_EQ(error_of([&] { inputs_from_json(R"([{"x": {"polygraphy_class": "Tensor"}}])"); }),
             message);
   EXPECT_EQ(error_of([&] {

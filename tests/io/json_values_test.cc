@@ -21,8 +21,9 @@ TEST(JsonValues, SequencesAndMapsAsPolygraphyWritesThem) {
        sorted_map_from_entries(Tensor::from_vector<int64_t>({2}, {0, 1}),
                                Tensor::from_vector<float>({2}, {0.5f, 0.5f}))},
       DataType::kInt64, DataType::kFloat32);
-  Value names = Value::make_map(sorted_map_from_entries(
-      Tensor::from_vector<std::string>({2}, {"b", "a"}), Tensor::from_vector<int64_t>({2}, {7, -3})));
+  Value names =
+      Value::make_map(sorted_map_from_entries(Tensor::from_vector<std::string>({2}, {"b", "a"}),
+                                              Tensor::from_vector<int64_t>({2}, {7, -3})));
   IterationResult it;
   it.runner_name = "onnxrt-runner";
   add_value_tensors(it.outputs, "label", Tensor::from_vector<int64_t>({2}, {1, 0}));
@@ -50,7 +51,8 @@ print(json.dumps({'lst': [['onnxrt-runner', [it]]], 'polygraphy_class': 'RunResu
   const size_t array_end = ours.find('}', ours.find("\"ndarray\"", array_start)) + 1;
   ASSERT_NE(label_at, std::string::npos);
   std::string expected = r.output;
-  expected.replace(expected.find("\"ARRAY\""), 7, ours.substr(array_start, array_end - array_start));
+  expected.replace(expected.find("\"ARRAY\""), 7,
+                   ours.substr(array_start, array_end - array_start));
   EXPECT_EQ(ours, expected);
 
   // Reading gives the same tensors back.

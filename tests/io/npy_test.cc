@@ -143,7 +143,9 @@ json.dump({'s': s.ravel().tolist()}, open(D + '/s.json', 'w'))
   std::string empty = read_text(dir.file("s1.npy"));
   EXPECT_EQ(npy_encode(npy_decode(empty)), empty);
   Tensor b = load_npy(dir.file("bytes.npy"));
-  EXPECT_EQ(b.data<std::string>()[1], std::string("\xff\x00" "c", 3));
+  EXPECT_EQ(b.data<std::string>()[1], std::string("\xff\x00"
+                                                  "c",
+                                                  3));
   EXPECT_EQ(b.data<std::string>()[2], "");
   // Text that is not UTF-8 cannot become UTF-32.
   auto bad = Tensor::from_vector<std::string>({1}, {"\xff"});
@@ -151,9 +153,9 @@ json.dump({'s': s.ravel().tolist()}, open(D + '/s.json', 'w'))
 }
 
 TEST(Npy, RefusesTypesNumpyCannotHold) {
-  for (DataType t : {DataType::kBFloat16, DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
-                     DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ, DataType::kInt4,
-                     DataType::kUInt4}) {
+  for (DataType t :
+       {DataType::kBFloat16, DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
+        DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ, DataType::kInt4, DataType::kUInt4}) {
     try {
       npy_encode(Tensor(t, {2}));
       ADD_FAILURE() << "no error for " << dtype_name(t);
@@ -212,10 +214,11 @@ TEST(Npy, MalformedHeadersAreErrors) {
     }
   }
   // The same header, well formed, is accepted (Python 2 'L' suffixes too).
-  EXPECT_EQ(npy_decode(npy_with_header(
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 2L), }", four_floats))
-                .shape(),
-            (Shape{2, 2}));
+  EXPECT_EQ(
+      npy_decode(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 2L), }",
+                                 four_floats))
+          .shape(),
+      (Shape{2, 2}));
   std::string v9 = npy_encode(Tensor(DataType::kFloat32, {1}));
   v9[6] = 9;
   EXPECT_THROW(npy_decode(v9), Error);

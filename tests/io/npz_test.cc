@@ -34,7 +34,7 @@ np.savez(D + '/stored.npz', **arrays)
 np.savez_compressed(D + '/deflated.npz', **arrays)
 np.savez(D + '/positional.npz', arrays['ids'], arrays['mask'])
 )"));
-  const std::vector<std::string> names = {"logits", "ids", "mask", "zeros",
+  const std::vector<std::string> names = {"logits", "ids",   "mask", "zeros",
                                           "scalar", "empty", "text"};
   for (const char* file : {"stored.npz", "deflated.npz"}) {
     std::string bytes = read_text(dir.file(file));

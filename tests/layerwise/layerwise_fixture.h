@@ -22,7 +22,8 @@ inline std::string divergent_model_text(const std::string& node3) {
       b = Mul(a, a)
       quarter = Constant <value = float {0.25}> ()
       d = Sub(b, quarter)
-      e = )" + node3 + R"((d)
+      e = )" +
+         node3 + R"((d)
       f = Exp(e)
       y = Add(f, b)
     })";
@@ -60,12 +61,11 @@ struct DivergentPair {
       for (const auto& n : names) batch.set(n, all.at(n));
       return batch;
     };
-    LayerwiseComparison comparison(reference->graph, all_marked(), options, fetch,
-                                   options.local_error
-                                       ? single_node_runner(
-                                             BackendRegistry::global().configure("pluginref", {}),
-                                             reference)
-                                       : nullptr);
+    LayerwiseComparison comparison(
+        reference->graph, all_marked(), options, fetch,
+        options.local_error
+            ? single_node_runner(BackendRegistry::global().configure("pluginref", {}), reference)
+            : nullptr);
     comparison.set_feed(feed);
     ref::Executor executor(reference);
     executor.set_observer([&](const ir::Node& node, const std::vector<Value>& outputs) {

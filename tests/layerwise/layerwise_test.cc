@@ -128,9 +128,8 @@ TEST(Layerwise, MissingTensorsAreReportedNotCompared) {
   };
   LayerwiseComparison comparison(pair.reference->graph, pair.all_marked(), {}, fetch);
   ref::Executor executor(pair.reference);
-  executor.set_observer([&](const ir::Node& n, const std::vector<Value>& v) {
-    comparison.on_node(n, v);
-  });
+  executor.set_observer(
+      [&](const ir::Node& n, const std::vector<Value>& v) { comparison.on_node(n, v); });
   executor.run(pair.feed);
   const LayerwiseResult r = comparison.finish();
   EXPECT_EQ(r.missing, std::vector<std::string>{"b"});

@@ -70,8 +70,7 @@ open("DIR/b.raw", "wb").write(b.tobytes())
   // external_data_dir: the data may live somewhere else than the model.
   TempDir other;
   fs::copy_file(dir.file("model.onnx"), other.file("model.onnx"));
-  EXPECT_NE(error_of([&] { onnx_io::load_model(other.file("model.onnx")); })
-                .find("does not exist"),
+  EXPECT_NE(error_of([&] { onnx_io::load_model(other.file("model.onnx")); }).find("does not exist"),
             std::string::npos);
   onnx_io::LoadOptions elsewhere;
   elsewhere.external_data_dir = dir.path().string();
@@ -86,8 +85,8 @@ open("DIR/b.raw", "wb").write(b.tobytes())
   EXPECT_TRUE(reloaded->graph.initializers.at("b").equals(b));
   onnx_io::save_model(*model, dir.file("same_folder.onnx"));
   EXPECT_FALSE(fs::exists(dir.file("same_folder.onnx.data")));
-  EXPECT_TRUE(onnx_io::load_model(dir.file("same_folder.onnx"))->graph.initializers.at("w")
-                  .equals(w));
+  EXPECT_TRUE(
+      onnx_io::load_model(dir.file("same_folder.onnx"))->graph.initializers.at("w").equals(w));
 }
 
 // A model with one external float[4] initializer "w" at `location`, in `dir`.
@@ -137,7 +136,8 @@ TEST(ExternalData, MissingAndShortFilesAreRefused) {
   write_external_model(dir, "w.bin");
   EXPECT_NE(error_of([&] { onnx_io::load_model(dir.file("model.onnx")); })
                 .find("failed to load external data of tensor 'w' with location 'w.bin': the "
-                      "file '" + dir.file("w.bin") + "' does not exist"),
+                      "file '" +
+                      dir.file("w.bin") + "' does not exist"),
             std::string::npos);
 
   write_floats(dir.file("w.bin"), {1.0f, 2.0f, 3.0f});  // 12 bytes; the shape needs 16
@@ -159,13 +159,15 @@ TEST(ExternalData, LocationsOutsideTheModelFolderAreRefused) {
   TempDir dir;
 
   write_external_model(dir, outside.file("secret.bin"));
-  EXPECT_NE(error_of([&] { onnx_io::load_model(dir.file("model.onnx")); })
-                .find("absolute locations are refused"),
+  EXPECT_NE(error_of([&] {
+              onnx_io::load_model(dir.file("model.onnx"));
+            }).find("absolute locations are refused"),
             std::string::npos);
 
   write_external_model(dir, "../x");
-  EXPECT_NE(error_of([&] { onnx_io::load_model(dir.file("model.onnx")); })
-                .find("with location '../x': locations with '..' are refused"),
+  EXPECT_NE(error_of([&] {
+              onnx_io::load_model(dir.file("model.onnx"));
+            }).find("with location '../x': locations with '..' are refused"),
             std::string::npos);
 
   fs::create_symlink(outside.file("secret.bin"), dir.file("link.bin"));
@@ -180,7 +182,8 @@ TEST(ExternalData, LocationsOutsideTheModelFolderAreRefused) {
   write_floats(dir.file("data/w.bin"), {1.0f, 2.0f, 3.0f, 4.0f});
   fs::create_symlink(dir.file("data/w.bin"), dir.file("inside.bin"));
   write_external_model(dir, "inside.bin");
-  EXPECT_TRUE(onnx_io::load_model(dir.file("model.onnx"))->graph.initializers.at("w")
+  EXPECT_TRUE(onnx_io::load_model(dir.file("model.onnx"))
+                  ->graph.initializers.at("w")
                   .equals(Tensor::from_vector<float>({4}, {1.0f, 2.0f, 3.0f, 4.0f})));
 }
 

@@ -44,8 +44,12 @@ TEST(ModelIo, ConvertsValueTypesOpsetsAndInitializers) {
   auto* opt = proto.mutable_graph()->mutable_output(2)->mutable_type()->mutable_optional_type();
   opt->mutable_elem_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
   // A dimension with neither dim_value nor dim_param is unknown.
-  proto.mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()
-      ->mutable_shape()->add_dim();
+  proto.mutable_graph()
+      ->mutable_input(1)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->add_dim();
   auto model = onnx_io::model_from_proto(std::make_shared<::onnx::ModelProto>(proto), {}, ".");
   EXPECT_EQ(model->ir_version, 8);
   EXPECT_EQ(model->opset(), 17);
@@ -100,7 +104,8 @@ TEST(ModelIo, ConvertsTensorsGraphsTypeProtosAndUntypedAttributes) {
   *graphs->add_graphs() = model_proto_from_text(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     body () => (float[2] z) { z = Neg (x) }
-  )").graph();
+  )")
+                              .graph();
   auto* tp = node->add_attribute();
   tp->set_name("tp");
   tp->set_type(::onnx::AttributeProto::TYPE_PROTO);
@@ -200,17 +205,19 @@ TEST(ModelIo, TruncatedAndGarbageFilesAreNotValidModels) {
                 "' as an ONNX model: the file is not a valid ModelProto (truncated or corrupt?)");
 
   write_text(dir.file("garbage.onnx"), std::string("\xff\xfe\xfd\xfc garbage \x01\x02", 15));
-  EXPECT_NE(error_of([&] { onnx_io::load_model(dir.file("garbage.onnx")); })
-                .find("failed to parse '" + dir.file("garbage.onnx") + "' as an ONNX model"),
+  EXPECT_NE(error_of([&] {
+              onnx_io::load_model(dir.file("garbage.onnx"));
+            }).find("failed to parse '" + dir.file("garbage.onnx") + "' as an ONNX model"),
             std::string::npos);
 
   // Valid protobuf that holds no graph (here: an empty file).
   write_text(dir.file("empty.onnx"), "");
-  EXPECT_NE(error_of([&] { onnx_io::load_model(dir.file("empty.onnx")); })
-                .find("it holds no graph"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { onnx_io::load_model_from_bytes("\x0a\xff\xff\xff\xff"); })
-                .find("failed to parse 5 bytes as an ONNX model"),
+  EXPECT_NE(
+      error_of([&] { onnx_io::load_model(dir.file("empty.onnx")); }).find("it holds no graph"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] {
+              onnx_io::load_model_from_bytes("\x0a\xff\xff\xff\xff");
+            }).find("failed to parse 5 bytes as an ONNX model"),
             std::string::npos);
 }
 
@@ -232,7 +239,8 @@ TEST(ModelIo, ErrorsWhileConvertingNameTheModelFile) {
   std::ofstream(dir.file("bad.onnx"), std::ios::binary) << proto.SerializeAsString();
   EXPECT_EQ(error_of([&] { onnx_io::load_model(dir.file("bad.onnx")); }),
             "failed to load tensor 'w' with 0 values in float_data: shape (4,) of float32 needs "
-            "4 (model '" + dir.file("bad.onnx") + "')");
+            "4 (model '" +
+                dir.file("bad.onnx") + "')");
 }
 
 // Corrupted models either load or fail with parity::Error: never a crash, an abort or another
@@ -253,8 +261,7 @@ TEST(ModelIo, CorruptedBytesFailCleanly) {
   for (int trial = 0; trial < 3000; ++trial) {
     std::string bytes = valid;
     const int flips = 1 + static_cast<int>(rng() % 4);
-    for (int f = 0; f < flips; ++f)
-      bytes[rng() % bytes.size()] = static_cast<char>(rng() & 0xFF);
+    for (int f = 0; f < flips; ++f) bytes[rng() % bytes.size()] = static_cast<char>(rng() & 0xFF);
     if (trial % 7 == 0) bytes.resize(rng() % bytes.size());
     try {
       onnx_io::load_model_from_bytes(bytes);

@@ -94,10 +94,14 @@ TEST(ModifyOutputs, NamedOutputsAndExclude) {
 
 TEST(ModifyOutputs, UnknownNamesListTheAvailableTensors) {
   auto model = model_from_text(kModel);
-  EXPECT_EQ(error_of([&] { onnx_io::modify_outputs(*model, {"a", "zz", "two"}, false, {}); }),
+  EXPECT_EQ(error_of([&] {
+              onnx_io::modify_outputs(*model, {"a", "zz", "two"}, false, {});
+            }),
             "The following outputs were not found: {'zz', 'two'}.\nNote: Available tensors:\n"
             "\ta\n\tb\n\tc\n\td\n\ty");
-  EXPECT_EQ(error_of([&] { onnx_io::modify_outputs(*model, {"a", "b"}, false, {"d"}); }),
+  EXPECT_EQ(error_of([&] {
+              onnx_io::modify_outputs(*model, {"a", "b"}, false, {"d"});
+            }),
             "The following outputs were not found: {'d'}.\nNote: Available tensors:\n\ta\n\tb");
 }
 
@@ -109,10 +113,11 @@ TEST(ModifyOutputs, ManyTensorsListTheNearestNames) {
     body += out + " = Relu (" + prev + ")\n";
     prev = out;
   }
-  auto model = model_from_text("<ir_version: 8, opset_import: [\"\" : 17]>\n"
-                               "g (float[2] x) => (float[2] layer29) {\n" + body + "}");
-  std::string message =
-      error_of([&] { onnx_io::modify_outputs(*model, {"layer_17"}, false, {}); });
+  auto model = model_from_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "g (float[2] x) => (float[2] layer29) {\n" +
+      body + "}");
+  std::string message = error_of([&] { onnx_io::modify_outputs(*model, {"layer_17"}, false, {}); });
   EXPECT_EQ(message.find("The following outputs were not found: {'layer_17'}.\n"
                          "Note: Available tensors:\n\tlayer17\n"),
             0u)

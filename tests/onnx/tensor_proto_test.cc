@@ -136,8 +136,8 @@ TEST(TensorProto, Float8FromInt32DataAndRawData) {
     for (size_t i = 0; i < values.size(); ++i)
       EXPECT_EQ(t->data<float8e4m3fn>()[i].to_float(), values[i]);
   }
-  for (DataType dt : {DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
-                      DataType::kFloat8E5M2FNUZ}) {
+  for (DataType dt :
+       {DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ}) {
     Tensor t = load(typed_proto(dt, {3}, {0x38, 0xC0, 0x01}));
     EXPECT_EQ(t.dtype(), dt);
     EXPECT_EQ(bytes_of(t), std::string("\x38\xC0\x01", 3));
@@ -184,12 +184,14 @@ TEST(TensorProto, DataShorterThanShapeIsAClearError) {
   p.add_dims(2);
   p.add_dims(3);
   for (int i = 0; i < 5; ++i) p.add_float_data(1.0f);
-  expect_error(p, "failed to load tensor 'w' with 5 values in float_data: shape (2, 3) of "
-                  "float32 needs 6");
+  expect_error(p,
+               "failed to load tensor 'w' with 5 values in float_data: shape (2, 3) of "
+               "float32 needs 6");
   p.clear_float_data();
   p.set_raw_data(std::string(20, '\0'));
-  expect_error(p, "failed to load tensor 'w' with 20 bytes of raw_data: shape (2, 3) of "
-                  "float32 needs 24 bytes");
+  expect_error(p,
+               "failed to load tensor 'w' with 20 bytes of raw_data: shape (2, 3) of "
+               "float32 needs 24 bytes");
   p.clear_raw_data();
   expect_error(p, "with 0 values in float_data");
   expect_error(typed_proto(DataType::kInt4, {5}, {0x11, 0x22}), "needs 3");
@@ -198,12 +200,14 @@ TEST(TensorProto, DataShorterThanShapeIsAClearError) {
   p.clear_dims();
   p.add_dims(int64_t{1} << 40);
   p.set_raw_data(std::string(4, '\0'));
-  expect_error(p, "with 4 bytes of raw_data: shape (1099511627776,) of float32 needs "
-                  "4398046511104 bytes");
+  expect_error(p,
+               "with 4 bytes of raw_data: shape (1099511627776,) of float32 needs "
+               "4398046511104 bytes");
   p.clear_raw_data();
   p.add_float_data(1.0f);
-  expect_error(p, "with 1 values in float_data: shape (1099511627776,) of float32 needs "
-                  "1099511627776");
+  expect_error(p,
+               "with 1 values in float_data: shape (1099511627776,) of float32 needs "
+               "1099511627776");
 }
 
 TEST(TensorProto, BadTypesShapesAndBytesAreErrors) {

@@ -18,8 +18,8 @@ std::string rendered_dom(const std::string& html_path) {
   const std::string command =
       "timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic "
       "--no-first-run --disable-background-networking --disable-component-update --disable-sync "
-      "--user-data-dir=" + profile.path().string() + " --dump-dom 'file://" + html_path +
-      "' 2>/dev/null";
+      "--user-data-dir=" +
+      profile.path().string() + " --dump-dom 'file://" + html_path + "' 2>/dev/null";
   CommandResult r = run_command(command);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.output;
@@ -66,9 +66,13 @@ TEST(ReportHtml, RendersVerdictsAndFirstDivergenceInABrowser) {
   EXPECT_NE(dom.find("data-rendered=\"ok\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_EQ(element_text(dom, "id=\"first-divergence-node\""), pair.divergent_node().name);
   EXPECT_EQ(element_text(dom, "id=\"overall\""), "FAILED");
-  for (const auto& [name, verdict] : std::vector<std::pair<std::string, std::string>>{
-           {"a", "PASSED"}, {"b", "PASSED"}, {"d", "PASSED"}, {"e", "FAILED"},
-           {"f", "FAILED"}, {"y", "FAILED"}})
+  for (const auto& [name, verdict] :
+       std::vector<std::pair<std::string, std::string>>{{"a", "PASSED"},
+                                                        {"b", "PASSED"},
+                                                        {"d", "PASSED"},
+                                                        {"e", "FAILED"},
+                                                        {"f", "FAILED"},
+                                                        {"y", "FAILED"}})
     EXPECT_EQ(element_text(dom, "data-output=\"" + name + "\""), verdict) << name;
   // The escaped name survives as text, and its heatmap canvas was sized by the script.
   EXPECT_EQ(element_text(dom, "data-output=\"matrix"), "FAILED");
@@ -79,8 +83,7 @@ TEST(ReportHtml, RendersVerdictsAndFirstDivergenceInABrowser) {
   // The largest local error is highlighted first.
   const size_t table = dom.find("id=\"local-errors\"");
   ASSERT_NE(table, std::string::npos);
-  EXPECT_NE(dom.find("<tr class=\"top\"><td>1</td><td><code>" + pair.divergent_node().name,
-                     table),
+  EXPECT_NE(dom.find("<tr class=\"top\"><td>1</td><td><code>" + pair.divergent_node().name, table),
             std::string::npos);
 }
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <random>
 
-#include "stats/block_kernels.h"
 #include "comparator/compare_internal.h"
+#include "stats/block_kernels.h"
 #include "stats/fused_stats.h"
 #include "stats/radix_select.h"
 
@@ -46,11 +46,21 @@ std::vector<float> awkward_floats(size_t n, uint32_t seed) {
       case 0:
         x = std::copysign(std::numeric_limits<float>::quiet_NaN(), (rng() & 1) ? 1.0f : -1.0f);
         break;
-      case 1: x = (rng() & 1) ? INFINITY : -INFINITY; break;
-      case 2: x = (rng() & 1) ? 0.0f : -0.0f; break;
-      case 3: x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 50); break;
-      case 4: x = 1.5f; break;
-      default: x = static_cast<float>(static_cast<int32_t>(rng())) / 1e6f; break;
+      case 1:
+        x = (rng() & 1) ? INFINITY : -INFINITY;
+        break;
+      case 2:
+        x = (rng() & 1) ? 0.0f : -0.0f;
+        break;
+      case 3:
+        x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 50);
+        break;
+      case 4:
+        x = 1.5f;
+        break;
+      default:
+        x = static_cast<float>(static_cast<int32_t>(rng())) / 1e6f;
+        break;
     }
   }
   return v;

@@ -12,12 +12,12 @@
 
 #include "comparator/compare.h"
 #include "comparator/compare_internal.h"
-#include "stats/fused_stats.h"
-#include "core/numeric.h"
-#include "stats/radix_select.h"
 #include "comparator/output_stats.h"
 #include "comparator/tensor_error.h"
+#include "core/numeric.h"
 #include "core/thread_pool.h"
+#include "stats/fused_stats.h"
+#include "stats/radix_select.h"
 
 namespace parity {
 namespace {
@@ -57,17 +57,17 @@ void expect_order_stats_match(const NumArray& a, const std::string& what) {
       std::any_of(a.values.begin(), a.values.end(), [](double x) { return std::isnan(x); });
   const size_t n = a.size();
   const double want_median =
-      n == 0 ? 0.0
+      n == 0    ? 0.0
       : any_nan ? kNan
                 : expected_at(a.values, static_cast<double>(n - 1) / 2, false, a.kind);
   EXPECT_TRUE(same(got.median, want_median)) << got.median << " vs " << want_median;
   for (double q : kQuantiles) {
     const double want = n == 0 ? kInf
-                        : any_nan ? kNan
-                                  : expected_at(a.values, q * static_cast<double>(n - 1), true,
-                                                a.kind);
-    EXPECT_TRUE(same(got.quantile(q), want)) << "q=" << q << ": " << got.quantile(q) << " vs "
-                                             << want;
+                        : any_nan
+                            ? kNan
+                            : expected_at(a.values, q * static_cast<double>(n - 1), true, a.kind);
+    EXPECT_TRUE(same(got.quantile(q), want))
+        << "q=" << q << ": " << got.quantile(q) << " vs " << want;
   }
 }
 
@@ -157,13 +157,26 @@ TEST(FusedStats, InfinitiesDenormalsAndSignedZeros) {
     std::vector<double> v(n);
     for (size_t i = 0; i < n; ++i) {
       switch (i % 7) {
-        case 0: v[i] = kInf; break;
-        case 1: v[i] = -kInf; break;
-        case 2: v[i] = denorm * static_cast<double>(i % 5); break;
-        case 3: v[i] = -denorm * static_cast<double>(i % 11); break;
-        case 4: v[i] = -0.0; break;
-        case 5: v[i] = 0.0; break;
-        default: v[i] = static_cast<double>(i % 13) - 6;
+        case 0:
+          v[i] = kInf;
+          break;
+        case 1:
+          v[i] = -kInf;
+          break;
+        case 2:
+          v[i] = denorm * static_cast<double>(i % 5);
+          break;
+        case 3:
+          v[i] = -denorm * static_cast<double>(i % 11);
+          break;
+        case 4:
+          v[i] = -0.0;
+          break;
+        case 5:
+          v[i] = 0.0;
+          break;
+        default:
+          v[i] = static_cast<double>(i % 13) - 6;
       }
     }
     expect_both(floats(v), "specials float32");
@@ -277,8 +290,8 @@ TEST(FusedStats, CastUpTypes) {
     f[i] = static_cast<float>(static_cast<int>(rng() % 20001) - 10000) / 64.0f;
     i8[i] = static_cast<int8_t>(rng() % 256);
   }
-  const Tensor half = cast_tensor(
-      Tensor::from_vector<float>({static_cast<int64_t>(kLarge)}, f), DataType::kFloat16);
+  const Tensor half = cast_tensor(Tensor::from_vector<float>({static_cast<int64_t>(kLarge)}, f),
+                                  DataType::kFloat16);
   const Tensor small_ints = Tensor::from_vector<int8_t>({static_cast<int64_t>(kLarge)}, i8);
   for (const Tensor* t : {&half, &small_ints}) {
     const NumArray a = to_num_array(*t);
@@ -290,11 +303,17 @@ TEST(FusedStats, CastUpTypes) {
 // float32, for every kind of value (the fused pass uses the first, the double path the second).
 TEST(FusedStats, Float32DifferencesEqualRoundedDoubleDifferences) {
   std::mt19937 rng(11);
-  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            std::numeric_limits<float>::denorm_min(),
                             -std::numeric_limits<float>::denorm_min() * 3,
-                            std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
+                            std::numeric_limits<float>::min(),
+                            std::numeric_limits<float>::max(),
                             std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(), NAN, 1.0f, -1.0f};
+                            -std::numeric_limits<float>::infinity(),
+                            NAN,
+                            1.0f,
+                            -1.0f};
   const int64_t n = 1 << 16;
   std::vector<float> x(n), y(n);
   for (int64_t i = 0; i < n; ++i) {

@@ -13,8 +13,7 @@ namespace parity::testing {
   ::onnx::ModelProto proto;
   auto status = ::onnx::OnnxParser::Parse(proto, onnx_text.c_str());
   if (!status.IsOK())
-    fail("failed to parse a test model from ONNX text: {}\n{}", status.ErrorMessage(),
-         onnx_text);
+    fail("failed to parse a test model from ONNX text: {}\n{}", status.ErrorMessage(), onnx_text);
   return proto;
 }
 

@@ -71,8 +71,10 @@ Value optional_value(const ::onnx::OptionalProto& proto, const ir::ValueType* de
                      const std::string& path) {
   const ir::ValueType* element = inner_of(declared);
   switch (proto.elem_type()) {
-    case ::onnx::OptionalProto::UNDEFINED: return Value::none();
-    case ::onnx::OptionalProto::TENSOR: return Value(tensor_value(proto.tensor_value(), element));
+    case ::onnx::OptionalProto::UNDEFINED:
+      return Value::none();
+    case ::onnx::OptionalProto::TENSOR:
+      return Value(tensor_value(proto.tensor_value(), element));
     case ::onnx::OptionalProto::SEQUENCE:
       return sequence_value(proto.sequence_value(), element, path);
     default:

@@ -32,8 +32,10 @@ TempDir::~TempDir() {
 static std::string shell_quote(const std::string& s) {
   std::string r = "'";
   for (char c : s) {
-    if (c == '\'') r += "'\\''";
-    else r += c;
+    if (c == '\'')
+      r += "'\\''";
+    else
+      r += c;
   }
   return r + "'";
 }

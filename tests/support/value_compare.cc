@@ -20,15 +20,24 @@ ElementClass element_class(DataType t) {
 
 double float_at(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DataType::kFloat32: return t.data<float>()[i];
-    case DataType::kFloat64: return t.data<double>()[i];
-    case DataType::kFloat16: return t.data<float16>()[i].to_float();
-    case DataType::kBFloat16: return t.data<bfloat16>()[i].to_float();
-    case DataType::kFloat8E4M3FN: return t.data<float8e4m3fn>()[i].to_float();
-    case DataType::kFloat8E4M3FNUZ: return t.data<float8e4m3fnuz>()[i].to_float();
-    case DataType::kFloat8E5M2: return t.data<float8e5m2>()[i].to_float();
-    case DataType::kFloat8E5M2FNUZ: return t.data<float8e5m2fnuz>()[i].to_float();
-    default: break;
+    case DataType::kFloat32:
+      return t.data<float>()[i];
+    case DataType::kFloat64:
+      return t.data<double>()[i];
+    case DataType::kFloat16:
+      return t.data<float16>()[i].to_float();
+    case DataType::kBFloat16:
+      return t.data<bfloat16>()[i].to_float();
+    case DataType::kFloat8E4M3FN:
+      return t.data<float8e4m3fn>()[i].to_float();
+    case DataType::kFloat8E4M3FNUZ:
+      return t.data<float8e4m3fnuz>()[i].to_float();
+    case DataType::kFloat8E5M2:
+      return t.data<float8e5m2>()[i].to_float();
+    case DataType::kFloat8E5M2FNUZ:
+      return t.data<float8e5m2fnuz>()[i].to_float();
+    default:
+      break;
   }
   throw InternalError(fmt::format("float_at called for {}", dtype_name(t.dtype())));
 }
@@ -40,27 +49,38 @@ std::complex<double> complex_at(const Tensor& t, int64_t i) {
 
 int64_t signed_at(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DataType::kInt8: return t.data<int8_t>()[i];
-    case DataType::kInt16: return t.data<int16_t>()[i];
-    case DataType::kInt32: return t.data<int32_t>()[i];
-    case DataType::kInt64: return t.data<int64_t>()[i];
+    case DataType::kInt8:
+      return t.data<int8_t>()[i];
+    case DataType::kInt16:
+      return t.data<int16_t>()[i];
+    case DataType::kInt32:
+      return t.data<int32_t>()[i];
+    case DataType::kInt64:
+      return t.data<int64_t>()[i];
     case DataType::kInt4:
       return int4_get(static_cast<const uint8_t*>(t.raw_data()), static_cast<size_t>(i));
-    default: break;
+    default:
+      break;
   }
   throw InternalError(fmt::format("signed_at called for {}", dtype_name(t.dtype())));
 }
 
 uint64_t unsigned_at(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DataType::kBool: return t.data<bool>()[i] ? 1 : 0;
-    case DataType::kUInt8: return t.data<uint8_t>()[i];
-    case DataType::kUInt16: return t.data<uint16_t>()[i];
-    case DataType::kUInt32: return t.data<uint32_t>()[i];
-    case DataType::kUInt64: return t.data<uint64_t>()[i];
+    case DataType::kBool:
+      return t.data<bool>()[i] ? 1 : 0;
+    case DataType::kUInt8:
+      return t.data<uint8_t>()[i];
+    case DataType::kUInt16:
+      return t.data<uint16_t>()[i];
+    case DataType::kUInt32:
+      return t.data<uint32_t>()[i];
+    case DataType::kUInt64:
+      return t.data<uint64_t>()[i];
     case DataType::kUInt4:
       return uint4_get(static_cast<const uint8_t*>(t.raw_data()), static_cast<size_t>(i));
-    default: break;
+    default:
+      break;
   }
   throw InternalError(fmt::format("unsigned_at called for {}", dtype_name(t.dtype())));
 }

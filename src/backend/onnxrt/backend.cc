@@ -20,9 +20,10 @@ OrtOptions ort_options(const BackendOptionValues& v) {
   const std::string level = v.value("ort-optimization-level", "all");
   const std::optional<GraphOptimizationLevel> parsed = graph_optimization_level_from_name(level);
   if (!parsed)
-    fail_usage("failed to parse --ort-optimization-level with value '{}': unknown level; valid "
-               "choices are disable, basic, extended, all",
-               level);
+    fail_usage(
+        "failed to parse --ort-optimization-level with value '{}': unknown level; valid "
+        "choices are disable, basic, extended, all",
+        level);
   o.graph_optimization_level = static_cast<int>(*parsed);
   o.custom_op_libs = v.list("ort-custom-op-lib", {});
   return o;
@@ -47,7 +48,10 @@ Backend onnxrt_backend() {
        "Path of libonnxruntime.so to load (else $PARITY_ORT_LIB, the copy installed by "
        "setup.sh, then the system)"},
       {"--ort-threads", Kind::kValue, "ONNX Runtime intra-op threads (0 = default)", "0"},
-      {"--ort-optimization-level", Kind::kValue, "ONNX Runtime graph optimisation level", "all",
+      {"--ort-optimization-level",
+       Kind::kValue,
+       "ONNX Runtime graph optimisation level",
+       "all",
        {"disable", "basic", "extended", "all"}},
       {"--ort-custom-op-lib", Kind::kList, "Custom-op libraries to register with ONNX Runtime"},
   };

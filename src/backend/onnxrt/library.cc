@@ -36,14 +36,15 @@ int minor_version(const std::string& version) {
 std::string library_file(const std::string& path, const std::string& source) {
   std::error_code ec;
   if (!fs::exists(path, ec))
-    fail("failed to load ONNX Runtime from '{}' (given by {}): the file does not exist; {}",
-         path, source, kOrtInstallHint);
+    fail("failed to load ONNX Runtime from '{}' (given by {}): the file does not exist; {}", path,
+         source, kOrtInstallHint);
   if (fs::is_directory(path, ec)) {
     std::string file = ort_library_in_folder(path);
     if (file.empty())
-      fail("failed to load ONNX Runtime from the folder '{}' (given by {}): it holds no "
-           "libonnxruntime.so.1, libonnxruntime.so or libonnxruntime.so.1.X.Y; {}",
-           path, source, kOrtInstallHint);
+      fail(
+          "failed to load ONNX Runtime from the folder '{}' (given by {}): it holds no "
+          "libonnxruntime.so.1, libonnxruntime.so or libonnxruntime.so.1.X.Y; {}",
+          path, source, kOrtInstallHint);
     return file;
   }
   return path;
@@ -94,9 +95,10 @@ std::unique_ptr<OrtLibrary> OrtLibrary::open(const std::string& path) {
 
   auto get_api_base = reinterpret_cast<ort::GetApiBaseFn>(dlsym(handle, "OrtGetApiBase"));
   if (!get_api_base)
-    fail("failed to load ONNX Runtime from '{}': the library has no OrtGetApiBase symbol, so "
-         "it is not ONNX Runtime; {}",
-         path, kOrtInstallHint);
+    fail(
+        "failed to load ONNX Runtime from '{}': the library has no OrtGetApiBase symbol, so "
+        "it is not ONNX Runtime; {}",
+        path, kOrtInstallHint);
   const ort::ApiBase* base = get_api_base();
   if (!base || !base->GetApi || !base->GetVersionString)
     fail("failed to load ONNX Runtime from '{}': OrtGetApiBase returned no API", path);
@@ -105,14 +107,16 @@ std::unique_ptr<OrtLibrary> OrtLibrary::open(const std::string& path) {
   // Checking the version first avoids the line GetApi prints on stderr when it says no.
   int minor = minor_version(lib->version_);
   if (minor >= 0 && minor < ort::kMinMinorVersion)
-    fail("failed to load ONNX Runtime from '{}' with version {}: Parity needs ONNX Runtime "
-         "1.{} or newer; {}",
-         path, lib->version_, ort::kMinMinorVersion, kOrtInstallHint);
+    fail(
+        "failed to load ONNX Runtime from '{}' with version {}: Parity needs ONNX Runtime "
+        "1.{} or newer; {}",
+        path, lib->version_, ort::kMinMinorVersion, kOrtInstallHint);
   const void* table = base->GetApi(ort::kApiVersion);
   if (!table)
-    fail("failed to load ONNX Runtime from '{}' with version {}: it does not serve API "
-         "version {}; Parity needs ONNX Runtime 1.{} or newer",
-         path, lib->version_, ort::kApiVersion, ort::kMinMinorVersion);
+    fail(
+        "failed to load ONNX Runtime from '{}' with version {}: it does not serve API "
+        "version {}; Parity needs ONNX Runtime 1.{} or newer",
+        path, lib->version_, ort::kApiVersion, ort::kMinMinorVersion);
   lib->api_ = ort::bind_api(table);
 
   // A library found by soname: report the file the loader actually picked.
@@ -151,12 +155,14 @@ OrtRuntime::OrtRuntime(std::unique_ptr<OrtLibrary> library) : library_(std::move
   // Parity reports ONNX Runtime's failures through the statuses it returns, so its own log
   // stays quiet unless the user asked Parity for verbose output.
   int level = ort::kLogFatal;
-  if (logger().enabled(Severity::kSuperVerbose)) level = ort::kLogVerbose;
-  else if (logger().enabled(Severity::kExtraVerbose)) level = ort::kLogInfo;
-  else if (logger().enabled(Severity::kVerbose)) level = ort::kLogWarning;
+  if (logger().enabled(Severity::kSuperVerbose))
+    level = ort::kLogVerbose;
+  else if (logger().enabled(Severity::kExtraVerbose))
+    level = ort::kLogInfo;
+  else if (logger().enabled(Severity::kVerbose))
+    level = ort::kLogWarning;
   ort::check(api, api.CreateEnv(level, "parity", &env_), "create its environment");
-  ort::check(api, api.CreateCpuMemoryInfo(ort::kArenaAllocator, ort::kMemTypeDefault,
-                                          &cpu_memory_),
+  ort::check(api, api.CreateCpuMemoryInfo(ort::kArenaAllocator, ort::kMemTypeDefault, &cpu_memory_),
              "describe host memory");
   ort::check(api, api.GetAllocatorWithDefaultOptions(&allocator_), "get its default allocator");
 }
@@ -172,9 +178,10 @@ const OrtRuntime& OrtRuntime::get(const std::string& lib_path) {
       fs::path wanted = fs::weakly_canonical(library_file(lib_path, "--ort-lib"), ec);
       fs::path loaded = fs::weakly_canonical(runtime->library().path(), ec);
       if (wanted != loaded)
-        fail("failed to load ONNX Runtime from '{}': a process uses one ONNX Runtime library "
-             "and '{}' is already loaded; give every runner the same --ort-lib",
-             lib_path, runtime->library().path());
+        fail(
+            "failed to load ONNX Runtime from '{}': a process uses one ONNX Runtime library "
+            "and '{}' is already loaded; give every runner the same --ort-lib",
+            lib_path, runtime->library().path());
     }
     return *runtime;
   }

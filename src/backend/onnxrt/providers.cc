@@ -51,13 +51,11 @@ struct OptionArrays {
 }
 
 template <typename Options>
-void append_with_own_call(const OrtRuntime& runtime, ort::SessionOptions* session_options,
-                          const std::string& provider, const std::vector<ProviderOption>& options,
-                          ort::Status* (*create)(Options**),
-                          ort::Status* (*update)(Options*, const char* const*, const char* const*,
-                                                 size_t),
-                          void (*release)(Options*),
-                          ort::Status* (*append)(ort::SessionOptions*, const Options*)) {
+void append_with_own_call(
+    const OrtRuntime& runtime, ort::SessionOptions* session_options, const std::string& provider,
+    const std::vector<ProviderOption>& options, ort::Status* (*create)(Options**),
+    ort::Status* (*update)(Options*, const char* const*, const char* const*, size_t),
+    void (*release)(Options*), ort::Status* (*append)(ort::SessionOptions*, const Options*)) {
   const ort::Api& api = runtime.api();
   std::string what = "enable the execution provider " + provider;
   Options* provider_options = nullptr;
@@ -65,8 +63,8 @@ void append_with_own_call(const OrtRuntime& runtime, ort::SessionOptions* sessio
     ort::check(api, create(&provider_options), what);
     OptionArrays arrays(options);
     if (!options.empty())
-      ort::check(api, update(provider_options, arrays.keys.data(), arrays.values.data(),
-                             options.size()),
+      ort::check(api,
+                 update(provider_options, arrays.keys.data(), arrays.values.data(), options.size()),
                  "set the options of " + provider);
     ort::check(api, append(session_options, provider_options), what);
   } catch (const Error& e) {
@@ -100,18 +98,20 @@ std::vector<std::string> resolve_providers(const std::vector<std::string>& reque
     std::vector<std::string> matches;
     for (const std::string& candidate : available) {
       std::string have = lower(candidate);
-      if (!wanted.empty() && (have.find(wanted) != std::string::npos ||
-                              wanted.find(have) != std::string::npos))
+      if (!wanted.empty() &&
+          (have.find(wanted) != std::string::npos || wanted.find(have) != std::string::npos))
         matches.push_back(candidate);
     }
     if (matches.empty())
-      fail("Could not find specified ONNX-Runtime execution provider.\nNote: Requested "
-           "provider was: {}, but available providers are: {}",
-           name, python_list(available));
+      fail(
+          "Could not find specified ONNX-Runtime execution provider.\nNote: Requested "
+          "provider was: {}, but available providers are: {}",
+          name, python_list(available));
     if (matches.size() > 1)
-      fail("failed to select the ONNX-Runtime execution provider with '{}': it matches {}; "
-           "give a longer part of one name. Available providers are: {}",
-           name, python_list(matches), python_list(available));
+      fail(
+          "failed to select the ONNX-Runtime execution provider with '{}': it matches {}; "
+          "give a longer part of one name. Available providers are: {}",
+          name, python_list(matches), python_list(available));
     resolved.push_back(matches.front());
   }
   return resolved;
@@ -122,9 +122,10 @@ std::vector<ProviderOption> parse_provider_options(const std::vector<std::string
   for (const std::string& option : options) {
     size_t eq = option.find('=');
     if (eq == std::string::npos || eq == 0)
-      fail_usage("failed to parse the provider option '{}': it must be key=value; for "
-                 "example device_id=0",
-                 option);
+      fail_usage(
+          "failed to parse the provider option '{}': it must be key=value; for "
+          "example device_id=0",
+          option);
     parsed.push_back({option.substr(0, eq), option.substr(eq + 1)});
   }
   return parsed;
@@ -153,8 +154,7 @@ void append_providers(const OrtRuntime& runtime, ort::SessionOptions* session_op
         ort::check(api,
                    api.SessionOptionsAppendExecutionProvider(session_options, provider.c_str(),
                                                              arrays.keys.data(),
-                                                             arrays.values.data(),
-                                                             options.size()),
+                                                             arrays.values.data(), options.size()),
                    "enable the execution provider " + provider);
       } catch (const Error& e) {
         fail_provider(runtime, provider, e);

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -81,9 +81,10 @@ class TempModelFile {
     if (!out) {
       std::error_code ec;
       fs::remove(path_, ec);
-      fail("failed to write the modified model to '{}': ONNX Runtime must read it from the "
-           "folder of its external data, which must therefore be writable",
-           path_);
+      fail(
+          "failed to write the modified model to '{}': ONNX Runtime must read it from the "
+          "folder of its external data, which must therefore be writable",
+          path_);
     }
   }
   ~TempModelFile() {
@@ -157,14 +158,16 @@ class OrtSessionBuilder {
     // threads exhaust the process's stack space and it crashes.
     constexpr int kMaxIntraOpThreads = 1024;
     if (options_.intra_op_threads < 0 || options_.intra_op_threads > kMaxIntraOpThreads)
-      fail_usage("failed to set the ONNX Runtime intra-op thread count with {}: it must be 0 "
-                 "(ONNX Runtime chooses) or a count from 1 to {}",
-                 options_.intra_op_threads, kMaxIntraOpThreads);
+      fail_usage(
+          "failed to set the ONNX Runtime intra-op thread count with {}: it must be 0 "
+          "(ONNX Runtime chooses) or a count from 1 to {}",
+          options_.intra_op_threads, kMaxIntraOpThreads);
     int level = options_.graph_optimization_level;
     if (level != 0 && level != 1 && level != 2 && level != 99)
-      fail_usage("failed to set the ONNX Runtime graph optimization level with {}: it is not a "
-                 "level; valid levels are 0 (disable), 1 (basic), 2 (extended), 99 (all)",
-                 level);
+      fail_usage(
+          "failed to set the ONNX Runtime graph optimization level with {}: it is not a "
+          "level; valid levels are 0 (disable), 1 (basic), 2 (extended), 99 (all)",
+          level);
     std::vector<std::string> providers =
         resolve_providers(options_.providers, available_providers(runtime_));
     std::vector<ProviderOption> provider_options =
@@ -191,8 +194,7 @@ class OrtSessionBuilder {
 
     for (const std::string& library : options_.custom_op_libs) {
       void* handle = nullptr;
-      ort::Status* status =
-          api().RegisterCustomOpsLibrary(so.get(), library.c_str(), &handle);
+      ort::Status* status = api().RegisterCustomOpsLibrary(so.get(), library.c_str(), &handle);
       if (handle) session->custom_op_handles_.push_back(handle);
       ort::check(api(), status, fmt::format("register the custom-op library '{}'", library));
     }
@@ -258,9 +260,12 @@ void OrtSession::read_signature() {
     }
     DimList shape;
     for (size_t d = 0; d < rank; ++d) {
-      if (dims[d] >= 0) shape.push_back(Dim::fixed(dims[d]));
-      else if (params[d] && *params[d]) shape.push_back(Dim::symbolic(params[d]));
-      else shape.push_back(Dim::unknown());
+      if (dims[d] >= 0)
+        shape.push_back(Dim::fixed(dims[d]));
+      else if (params[d] && *params[d])
+        shape.push_back(Dim::symbolic(params[d]));
+      else
+        shape.push_back(Dim::unknown());
     }
     inputs_.add(name, dtype_from_ort(element_type), std::move(shape));
   }
@@ -281,9 +286,10 @@ Loader<OrtSessionPtr> SessionFromOnnxPath(std::string path, OrtOptions options) 
   return Loader<OrtSessionPtr>([path, options]() -> OrtSessionPtr {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
-      fail("failed to create an ONNX Runtime session from '{}': the file does not exist; check "
-           "the path",
-           path);
+      fail(
+          "failed to create an ONNX Runtime session from '{}': the file does not exist; check "
+          "the path",
+          path);
     return OrtSessionBuilder(options).from_path(path);
   });
 }

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/loader.h"
 #include "backend/onnxrt/library.h"
+#include "core/loader.h"
 #include "core/metadata.h"
 #include "onnx/loaders.h"
 

@@ -13,13 +13,20 @@ alignas(64) char g_empty_buffer[64];
 
 std::string_view onnx_type_name(int type) {
   switch (type) {
-    case ort::kTypeTensor: return "tensor";
-    case ort::kTypeSequence: return "sequence";
-    case ort::kTypeMap: return "map";
-    case ort::kTypeOpaque: return "opaque value";
-    case ort::kTypeSparseTensor: return "sparse tensor";
-    case ort::kTypeOptional: return "optional";
-    default: return "value of unknown kind";
+    case ort::kTypeTensor:
+      return "tensor";
+    case ort::kTypeSequence:
+      return "sequence";
+    case ort::kTypeMap:
+      return "map";
+    case ort::kTypeOpaque:
+      return "opaque value";
+    case ort::kTypeSparseTensor:
+      return "sparse tensor";
+    case ort::kTypeOptional:
+      return "optional";
+    default:
+      return "value of unknown kind";
   }
 }
 
@@ -30,8 +37,7 @@ struct ShapeInfoRelease {
   }
 };
 
-std::vector<std::string> read_strings(const ort::Api& api, const ort::Value* value,
-                                      size_t count) {
+std::vector<std::string> read_strings(const ort::Api& api, const ort::Value* value, size_t count) {
   std::vector<std::string> strings(count);
   if (count == 0) return strings;
   size_t total = 0;
@@ -55,18 +61,17 @@ std::optional<DataType> dtype_from_ort(int element_type) {
   return static_cast<DataType>(element_type);
 }
 
-OrtValuePtr to_ort_value(const OrtRuntime& runtime, const Tensor& tensor,
-                         const std::string& name) {
+OrtValuePtr to_ort_value(const OrtRuntime& runtime, const Tensor& tensor, const std::string& name) {
   const ort::Api& api = runtime.api();
   OrtValuePtr value(nullptr, OrtValueRelease{api.ReleaseValue});
   const Shape& shape = tensor.shape();
   int type = static_cast<int>(tensor.dtype());
   ort::Value* raw = nullptr;
   if (tensor.dtype() == DataType::kString) {
-    ort::check(api,
-               api.CreateTensorAsOrtValue(runtime.allocator(), shape.data(), shape.size(), type,
-                                          &raw),
-               "create the string input " + name);
+    ort::check(
+        api,
+        api.CreateTensorAsOrtValue(runtime.allocator(), shape.data(), shape.size(), type, &raw),
+        "create the string input " + name);
     value.reset(raw);
     // FillStringTensor reads NUL-terminated strings, so a string stops at its first NUL.
     size_t count = static_cast<size_t>(tensor.numel());
@@ -94,9 +99,10 @@ Tensor from_ort_value(const OrtRuntime& runtime, OrtValuePtr value, const std::s
   int kind = ort::kTypeUnknown;
   ort::check(api, api.GetValueType(value.get(), &kind), "inspect an output");
   if (kind != ort::kTypeTensor)
-    fail("failed to read the output '{}' of ONNX Runtime with kind {}: Parity's ONNX Runtime "
-         "runner returns tensors only; mark a tensor output instead",
-         name, onnx_type_name(kind));
+    fail(
+        "failed to read the output '{}' of ONNX Runtime with kind {}: Parity's ONNX Runtime "
+        "runner returns tensors only; mark a tensor output instead",
+        name, onnx_type_name(kind));
 
   ort::TensorTypeAndShapeInfo* raw_info = nullptr;
   ort::check(api, api.GetTensorTypeAndShape(value.get(), &raw_info), "inspect an output");
@@ -112,9 +118,10 @@ Tensor from_ort_value(const OrtRuntime& runtime, OrtValuePtr value, const std::s
 
   std::optional<DataType> dtype = dtype_from_ort(element_type);
   if (!dtype)
-    fail("failed to read the output '{}' of ONNX Runtime with element type {}: Parity has no "
-         "such type; valid types are ONNX's TensorProto types 1 to 22",
-         name, element_type);
+    fail(
+        "failed to read the output '{}' of ONNX Runtime with element type {}: Parity has no "
+        "such type; valid types are ONNX's TensorProto types 1 to 22",
+        name, element_type);
 
   if (*dtype == DataType::kString) {
     std::vector<std::string> strings =
@@ -128,10 +135,9 @@ Tensor from_ort_value(const OrtRuntime& runtime, OrtValuePtr value, const std::s
   ort::check(api, api.GetTensorMutableData(value.get(), &data), "read an output");
   // The Tensor keeps the value alive; releasing the value frees ONNX Runtime's buffer.
   auto release = api.ReleaseValue;
-  std::shared_ptr<const void> keep_alive(static_cast<const void*>(value.release()),
-                                         [release](const void* v) {
-                                           release(static_cast<ort::Value*>(const_cast<void*>(v)));
-                                         });
+  std::shared_ptr<const void> keep_alive(
+      static_cast<const void*>(value.release()),
+      [release](const void* v) { release(static_cast<ort::Value*>(const_cast<void*>(v))); });
   return Tensor::borrow(*dtype, std::move(shape), data, std::move(keep_alive));
 }
 

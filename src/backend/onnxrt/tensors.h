@@ -27,8 +27,7 @@ std::optional<DataType> dtype_from_ort(int element_type);
 
 // A value for `tensor` (named `name` in errors). Non-string tensors are wrapped in place:
 // the tensor must outlive the value, and ONNX Runtime only reads it.
-OrtValuePtr to_ort_value(const OrtRuntime& runtime, const Tensor& tensor,
-                         const std::string& name);
+OrtValuePtr to_ort_value(const OrtRuntime& runtime, const Tensor& tensor, const std::string& name);
 
 // A Tensor for the output `value`, taking ownership of it.
 Tensor from_ort_value(const OrtRuntime& runtime, OrtValuePtr value, const std::string& name);

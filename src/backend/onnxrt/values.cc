@@ -60,9 +60,10 @@ Value value_from_ort(const OrtRuntime& runtime, OrtValuePtr value, const std::st
   if (kind == ort::kTypeTensor) return Value(from_ort_value(runtime, std::move(value), name));
   if (kind == ort::kTypeMap) return Value::make_map(map_from_ort(runtime, value.get(), name));
   if (kind != ort::kTypeSequence)
-    fail("failed to read the output '{}' of ONNX Runtime: it is of ONNX kind {}; Parity reads "
-         "tensors, sequences and maps",
-         name, kind);
+    fail(
+        "failed to read the output '{}' of ONNX Runtime: it is of ONNX kind {}; Parity reads "
+        "tensors, sequences and maps",
+        name, kind);
   const size_t n = count_of(api, value.get());
   std::vector<Tensor> tensors;
   std::vector<MapValue> maps;
@@ -70,8 +71,10 @@ Value value_from_ort(const OrtRuntime& runtime, OrtValuePtr value, const std::st
     OrtValuePtr item = item_of(runtime, value.get(), static_cast<int>(i));
     const std::string item_name = fmt::format("{}[{}]", name, i);
     const int item_kind = kind_of(api, item.get());
-    if (item_kind == ort::kTypeMap) maps.push_back(map_from_ort(runtime, item.get(), item_name));
-    else tensors.push_back(from_ort_value(runtime, std::move(item), item_name));
+    if (item_kind == ort::kTypeMap)
+      maps.push_back(map_from_ort(runtime, item.get(), item_name));
+    else
+      tensors.push_back(from_ort_value(runtime, std::move(item), item_name));
   }
   if (!maps.empty() && !tensors.empty())
     fail("failed to read the output '{}' of ONNX Runtime: a sequence mixes maps and tensors", name);
@@ -86,8 +89,10 @@ Value value_from_ort(const OrtRuntime& runtime, OrtValuePtr value, const std::st
 
 OrtValuePtr value_to_ort(const OrtRuntime& runtime, const Value& value, const std::string& name) {
   switch (value.kind) {
-    case Value::Kind::kTensor: return to_ort_value(runtime, value.tensor, name);
-    case Value::Kind::kMap: return map_to_ort(runtime, value.map, name);
+    case Value::Kind::kTensor:
+      return to_ort_value(runtime, value.tensor, name);
+    case Value::Kind::kMap:
+      return map_to_ort(runtime, value.map, name);
     case Value::Kind::kSequence: {
       std::vector<OrtValuePtr> items;
       for (size_t i = 0; i < value.sequence.size(); ++i)
@@ -100,7 +105,8 @@ OrtValuePtr value_to_ort(const OrtRuntime& runtime, const Value& value, const st
         items.push_back(map_to_ort(runtime, value.maps[i], fmt::format("{}[{}]", name, i)));
       return create(runtime, items, ort::kTypeSequence, name);
     }
-    case Value::Kind::kNone: break;
+    case Value::Kind::kNone:
+      break;
   }
   fail("failed to pass the input '{}' to ONNX Runtime: it is an empty optional", name);
 }

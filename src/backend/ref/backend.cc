@@ -13,8 +13,8 @@
 namespace parity {
 
 std::optional<bool> PluginRefRunner::supports(const ir::Node& node, int64_t opset) const {
-  return ref::Registry::global().find(node.domain, node.op_type, opset > 0 ? opset : ref::kOpsetMax) !=
-         nullptr;
+  return ref::Registry::global().find(node.domain, node.op_type,
+                                      opset > 0 ? opset : ref::kOpsetMax) != nullptr;
 }
 
 namespace {

@@ -15,7 +15,7 @@ namespace {
 struct InputRef {
   enum class Kind { kNone, kSlot, kConstant, kOuter, kUnknown };
   Kind kind = Kind::kNone;
-  int slot = -1;   // kSlot: in this graph's frame; kOuter: in the frame `depth` levels up
+  int slot = -1;  // kSlot: in this graph's frame; kOuter: in the frame `depth` levels up
   int depth = 0;
   const Tensor* constant = nullptr;  // kConstant: an initializer, owned by the model
   std::string name;
@@ -82,8 +82,8 @@ struct PreparedStep {
   const ir::Node* node = nullptr;
   std::unique_ptr<Kernel> kernel;
   std::vector<InputRef> inputs;
-  std::vector<int> outputs;                   // a slot per output; -1 for an unused one
-  std::vector<int> release;                   // slots whose last use is this step
+  std::vector<int> outputs;                  // a slot per output; -1 for an unused one
+  std::vector<int> release;                  // slots whose last use is this step
   std::vector<const ExecutionPlan*> bodies;  // plans of the node's graph attributes
   // A node computed when the model was prepared (constant folding): its outputs, handed out
   // by every run instead of running the kernel again.
@@ -164,10 +164,10 @@ Executor::Executor(std::shared_ptr<const ir::Model> model, ExecutorOptions optio
     : model_(std::move(model)), options_(std::move(options)) {
   PARITY_ENFORCE(model_ != nullptr, "the executor needs a model");
   if (model_->opset("") > kHighestOnnxOpset)
-    logger().warning("the model imports ai.onnx opset {}; the reference backend implements "
-                     "opsets up to {}, so ops changed after {} run with their opset-{} meaning",
-                     model_->opset(""), kHighestOnnxOpset, kHighestOnnxOpset,
-                     kHighestOnnxOpset);
+    logger().warning(
+        "the model imports ai.onnx opset {}; the reference backend implements "
+        "opsets up to {}, so ops changed after {} run with their opset-{} meaning",
+        model_->opset(""), kHighestOnnxOpset, kHighestOnnxOpset, kHighestOnnxOpset);
   main_ = &prepare(model_->graph, nullptr);
 }
 
@@ -195,9 +195,10 @@ const ExecutionPlan& Executor::prepare(const ir::Graph& graph, const ExecutionPl
   for (const auto& out : graph.outputs) {
     InputRef r = plan.resolve(out.name);
     if (r.kind == InputRef::Kind::kUnknown)
-      fail("failed to prepare graph '{}' with output '{}': no node, graph input or initializer "
-           "provides it",
-           graph.name, out.name);
+      fail(
+          "failed to prepare graph '{}' with output '{}': no node, graph input or initializer "
+          "provides it",
+          graph.name, out.name);
     if (r.kind == InputRef::Kind::kSlot) plan.kept[r.slot] = true;
     if (r.kind == InputRef::Kind::kOuter) plan.outer_reads.insert(out.name);
     plan.outputs.push_back(std::move(r));
@@ -254,14 +255,16 @@ void Executor::prepare_step(ExecutionPlan& plan, const ir::Node& node) {
         if (e.domain == node.domain && e.op_type == node.op_type)
           ranges.push_back(e.until >= kOpsetMax ? fmt::format("{}+", e.since)
                                                 : fmt::format("{}-{}", e.since, e.until));
-      fail("{}the reference kernel does not support opset {} of domain '{}'; supported "
-           "opsets: [{}]",
-           prepare_error_prefix(node), opset, node.domain.empty() ? "ai.onnx" : node.domain,
-           fmt::join(ranges, ", "));
+      fail(
+          "{}the reference kernel does not support opset {} of domain '{}'; supported "
+          "opsets: [{}]",
+          prepare_error_prefix(node), opset, node.domain.empty() ? "ai.onnx" : node.domain,
+          fmt::join(ranges, ", "));
     }
-    fail("Op: {} does not have a reference implementation registered!\nNote: registered ops "
-         "with similar names: [{}]\nNote: needed by node '{}'",
-         node.op_type, fmt::join(registry.nearest(node.op_type), ", "), node.name);
+    fail(
+        "Op: {} does not have a reference implementation registered!\nNote: registered ops "
+        "with similar names: [{}]\nNote: needed by node '{}'",
+        node.op_type, fmt::join(registry.nearest(node.op_type), ", "), node.name);
   }
   KernelFactory factory = entry->factory;
   OpContext ctx(node, opset, *plan.graph);
@@ -279,8 +282,7 @@ void Executor::prepare_step(ExecutionPlan& plan, const ir::Node& node) {
 // at run time, with the message it always gave.
 void Executor::fold(ExecutionPlan& plan, PreparedStep& step) {
   const ir::Node& node = *step.node;
-  if (!(node.domain.empty() || node.domain == "ai.onnx") || !step.bodies.empty() ||
-      is_random(node))
+  if (!(node.domain.empty() || node.domain == "ai.onnx") || !step.bodies.empty() || is_random(node))
     return;
   Inputs inputs;
   for (const auto& r : step.inputs) {
@@ -305,8 +307,7 @@ void Executor::fold(ExecutionPlan& plan, PreparedStep& step) {
   }
   size_t bytes = 0;
   for (const auto& v : outputs) bytes += value_bytes(v);
-  if (outputs.size() != step.outputs.size() || plan.folded_bytes + bytes > kMaxFoldedBytes)
-    return;
+  if (outputs.size() != step.outputs.size() || plan.folded_bytes + bytes > kMaxFoldedBytes) return;
   plan.folded_bytes += bytes;
   for (size_t j = 0; j < outputs.size(); ++j) {
     if (step.outputs[j] < 0) continue;
@@ -354,10 +355,10 @@ void Executor::execute(const ExecutionPlan& plan, Frame& frame, const std::vecto
     }
     inputs.clear();  // drop this step's references, so released values are freed below
     if (outputs.size() != step.outputs.size())
-      throw InternalError(fmt::format("internal error: node '{}' ({}) has {} outputs but its "
-                                      "kernel returned {}",
-                                      node.name, node.op_type, step.outputs.size(),
-                                      outputs.size()));
+      throw InternalError(
+          fmt::format("internal error: node '{}' ({}) has {} outputs but its "
+                      "kernel returned {}",
+                      node.name, node.op_type, step.outputs.size(), outputs.size()));
     if (observer_) observer_(node, outputs);
     for (size_t j = 0; j < outputs.size(); ++j)
       if (step.outputs[j] >= 0) store(frame, step.outputs[j], std::move(outputs[j]));
@@ -384,9 +385,10 @@ std::vector<NamedValue> Executor::run(const std::vector<NamedValue>& feed,
     if (!given) {
       std::vector<std::string> names;
       for (const auto& in : graph.inputs) names.push_back(in.name);
-      fail("failed to run the model with input '{}' missing from the feed: every graph input "
-           "must be given; the inputs are [{}]",
-           name, fmt::join(names, ", "));
+      fail(
+          "failed to run the model with input '{}' missing from the feed: every graph input "
+          "must be given; the inputs are [{}]",
+          name, fmt::join(names, ", "));
     }
     store(frame, plan.input_slots[i], given->value);
   }
@@ -396,9 +398,10 @@ std::vector<NamedValue> Executor::run(const std::vector<NamedValue>& feed,
   for (const auto& name : extra_outputs) {
     InputRef r = plan.resolve(name);
     if (r.kind == InputRef::Kind::kUnknown || name.empty())
-      fail("failed to keep value '{}' of the model: no node, graph input or initializer of the "
-           "top-level graph has that name",
-           name);
+      fail(
+          "failed to keep value '{}' of the model: no node, graph input or initializer of the "
+          "top-level graph has that name",
+          name);
     if (r.kind == InputRef::Kind::kSlot) keep[r.slot] = true;
     extras.push_back(std::move(r));
   }
@@ -409,8 +412,7 @@ std::vector<NamedValue> Executor::run(const std::vector<NamedValue>& feed,
   for (size_t i = 0; i < plan.outputs.size(); ++i)
     result.push_back({graph.outputs[i].name, fetch(frame, plan.outputs[i])});
   for (const auto& r : extras) result.push_back({r.name, fetch(frame, r)});
-  for (size_t slot = 0; slot < frame.values.size(); ++slot)
-    release(frame, static_cast<int>(slot));
+  for (size_t slot = 0; slot < frame.values.size(); ++slot) release(frame, static_cast<int>(slot));
   return result;
 }
 
@@ -421,16 +423,17 @@ TensorMap Executor::run(const TensorMap& feed, const std::vector<std::string>& e
   TensorMap result;
   for (auto& [name, v] : run(values, extra_outputs)) {
     if (!v.is_tensor())
-      fail("failed to return output '{}' as a tensor: it is {}; use the Value form of "
-           "Executor::run for sequences, maps and optionals",
-           name, v.kind_name());
+      fail(
+          "failed to return output '{}' as a tensor: it is {}; use the Value form of "
+          "Executor::run for sequences, maps and optionals",
+          name, v.kind_name());
     result.set(name, std::move(v.tensor));
   }
   return result;
 }
 
-Outputs Executor::run_subgraph(const ir::Node& owner, const ir::Graph& body,
-                               const Inputs& inputs, Frame* frame) {
+Outputs Executor::run_subgraph(const ir::Node& owner, const ir::Graph& body, const Inputs& inputs,
+                               Frame* frame) {
   auto it = plans_.find(&body);
   PARITY_ENFORCE(frame != nullptr && it != plans_.end() && it->second->parent == &frame->plan,
                  "node '{}' ran a body that is not one of its graph attributes", owner.name);
@@ -444,8 +447,7 @@ Outputs Executor::run_subgraph(const ir::Node& owner, const ir::Graph& body,
   Outputs outputs;
   outputs.reserve(plan.outputs.size());
   for (const auto& ref : plan.outputs) outputs.push_back(fetch(child, ref));
-  for (size_t slot = 0; slot < child.values.size(); ++slot)
-    release(child, static_cast<int>(slot));
+  for (size_t slot = 0; slot < child.values.size(); ++slot) release(child, static_cast<int>(slot));
   return outputs;
 }
 

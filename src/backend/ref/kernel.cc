@@ -24,8 +24,8 @@ std::shared_ptr<Tensor> constant_node_value(const ir::Node& node) {
     if (a.name == "value_string" && a.type == ir::Attribute::Type::kString)
       return std::make_shared<Tensor>(Tensor::scalar<std::string>(a.s));
     if (a.name == "value_strings" && a.type == ir::Attribute::Type::kStrings)
-      return std::make_shared<Tensor>(Tensor::from_vector<std::string>(
-          {static_cast<int64_t>(a.strings.size())}, a.strings));
+      return std::make_shared<Tensor>(
+          Tensor::from_vector<std::string>({static_cast<int64_t>(a.strings.size())}, a.strings));
   }
   return nullptr;
 }
@@ -78,8 +78,8 @@ const ir::Attribute& OpContext::require_attr(std::string_view name,
   const ir::Attribute* a = node_.attribute(name);
   if (!a) fail("attribute '{}' is required but missing", name);
   if (a->type != type)
-    fail("attribute '{}' has type {}; it must be of type {}", name,
-         attribute_type_name(a->type), attribute_type_name(type));
+    fail("attribute '{}' has type {}; it must be of type {}", name, attribute_type_name(a->type),
+         attribute_type_name(type));
   return *a;
 }
 
@@ -104,8 +104,7 @@ std::string OpContext::attr_string(std::string_view name, std::string dflt) cons
 std::vector<int64_t> OpContext::attr_ints(std::string_view name) const {
   return require_attr(name, ir::Attribute::Type::kInts).ints;
 }
-std::vector<int64_t> OpContext::attr_ints(std::string_view name,
-                                          std::vector<int64_t> dflt) const {
+std::vector<int64_t> OpContext::attr_ints(std::string_view name, std::vector<int64_t> dflt) const {
   return has_attr(name) ? attr_ints(name) : dflt;
 }
 std::vector<float> OpContext::attr_floats(std::string_view name) const {
@@ -129,13 +128,12 @@ std::shared_ptr<ir::Graph> OpContext::attr_graph(std::string_view name) const {
 }
 
 void OpContext::fail_message(const std::string& message) const {
-  throw Error(fmt::format("failed to prepare node '{}' ({}): {}", node_.name, node_.op_type,
-                          message));
+  throw Error(
+      fmt::format("failed to prepare node '{}' ({}): {}", node_.name, node_.op_type, message));
 }
 
 Outputs RunContext::run_subgraph(const ir::Graph& body, const Inputs& inputs) {
-  PARITY_ENFORCE(executor_ != nullptr, "node '{}' ran a subgraph without an executor",
-                 node_.name);
+  PARITY_ENFORCE(executor_ != nullptr, "node '{}' ran a subgraph without an executor", node_.name);
   return executor_->run_subgraph(node_, body, inputs, frame_);
 }
 

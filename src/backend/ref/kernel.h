@@ -136,11 +136,11 @@ struct KernelRegistration {
 
 #define PARITY_REF_CONCAT_INNER(a, b) a##b
 #define PARITY_REF_CONCAT(a, b) PARITY_REF_CONCAT_INNER(a, b)
-#define PARITY_REF_OP(domain, op_type, since, until, Class)                                  \
+#define PARITY_REF_OP(domain, op_type, since, until, Class)                                   \
   static const ::parity::ref::KernelRegistration PARITY_REF_CONCAT(kRegistration_, __LINE__)( \
-      domain, op_type, since, until,                                                        \
-      [](const ::parity::ref::OpContext& ctx) -> std::unique_ptr<::parity::ref::Kernel> {   \
-        return std::make_unique<Class>(ctx);                                                \
+      domain, op_type, since, until,                                                          \
+      [](const ::parity::ref::OpContext& ctx) -> std::unique_ptr<::parity::ref::Kernel> {     \
+        return std::make_unique<Class>(ctx);                                                  \
       })
 
 }  // namespace parity::ref

@@ -59,9 +59,10 @@ int api_register_op(void* host, const ParityOpDef* def) {
     }
     const int64_t until = def->until_version == 0 ? kOpsetMax : def->until_version;
     if (def->since_version < 1 || def->since_version > until) {
-      session->error = fmt::format("op '{}' has the opset range [{}, {}]; since_version must be "
-                                   "at least 1 and not above until_version",
-                                   def->op_type, def->since_version, def->until_version);
+      session->error = fmt::format(
+          "op '{}' has the opset range [{}, {}]; since_version must be "
+          "at least 1 and not above until_version",
+          def->op_type, def->since_version, def->until_version);
       return PARITY_ERROR;
     }
     auto op = std::make_shared<PluginOp>();
@@ -104,8 +105,7 @@ int api_attr_string(const ParityNode* node, const char* name, const char** data,
   return status;
 }
 
-int api_attr_ints(const ParityNode* node, const char* name, const int64_t** values,
-                  size_t* count) {
+int api_attr_ints(const ParityNode* node, const char* name, const int64_t** values, size_t* count) {
   int status;
   if (auto* a = find_attr(node, name, ir::Attribute::Type::kInts, &status)) {
     *values = a->ints.data();
@@ -114,8 +114,7 @@ int api_attr_ints(const ParityNode* node, const char* name, const int64_t** valu
   return status;
 }
 
-int api_attr_floats(const ParityNode* node, const char* name, const float** values,
-                    size_t* count) {
+int api_attr_floats(const ParityNode* node, const char* name, const float** values, size_t* count) {
   int status;
   if (auto* a = find_attr(node, name, ir::Attribute::Type::kFloats, &status)) {
     *values = a->floats.data();
@@ -124,9 +123,7 @@ int api_attr_floats(const ParityNode* node, const char* name, const float** valu
   return status;
 }
 
-void api_node_error(ParityNode* node, const char* message) {
-  node->error = message ? message : "";
-}
+void api_node_error(ParityNode* node, const char* message) { node->error = message ? message : ""; }
 
 size_t api_num_outputs(const ParityRunContext* ctx) { return ctx->node->outputs.size(); }
 
@@ -134,28 +131,30 @@ void* api_allocate_output(ParityRunContext* ctx, size_t index, int32_t dtype, in
                           const int64_t* shape) {
   try {
     if (index >= ctx->outputs->size()) {
-      ctx->error = fmt::format("the kernel allocated output {}, but the node has {} outputs",
-                               index, ctx->outputs->size());
+      ctx->error = fmt::format("the kernel allocated output {}, but the node has {} outputs", index,
+                               ctx->outputs->size());
       return nullptr;
     }
     if (!dtype_is_valid(dtype) || dtype == static_cast<int32_t>(DataType::kUndefined) ||
         dtype == static_cast<int32_t>(DataType::kString)) {
-      ctx->error = fmt::format("the kernel allocated output {} with element type {}: plugins "
-                               "use the ONNX element type numbers except 0 and 8 (string)",
-                               index, dtype);
+      ctx->error = fmt::format(
+          "the kernel allocated output {} with element type {}: plugins "
+          "use the ONNX element type numbers except 0 and 8 (string)",
+          index, dtype);
       return nullptr;
     }
     if (rank < 0 || (rank > 0 && !shape)) {
-      ctx->error = fmt::format("the kernel allocated output {} with rank {} and no shape", index,
-                               rank);
+      ctx->error =
+          fmt::format("the kernel allocated output {} with rank {} and no shape", index, rank);
       return nullptr;
     }
     Shape dims(shape, shape + rank);
     for (int64_t d : dims)
       if (d < 0) {
-        ctx->error = fmt::format("the kernel allocated output {} with shape {}: sizes cannot be "
-                                 "negative",
-                                 index, shape_str(dims));
+        ctx->error = fmt::format(
+            "the kernel allocated output {} with shape {}: sizes cannot be "
+            "negative",
+            index, shape_str(dims));
         return nullptr;
       }
     Tensor t(static_cast<DataType>(dtype), std::move(dims));
@@ -177,10 +176,21 @@ void api_run_error(ParityRunContext* ctx, const char* message) {
 // freed: one small allocation per library.
 struct HostTable {
   LoadSession session;
-  ParityPluginApi api{PARITY_PLUGIN_API_VERSION, &session, api_register_op, api_node_name,
-                      api_node_num_inputs, api_node_num_outputs, api_attr_int, api_attr_float,
-                      api_attr_string, api_attr_ints, api_attr_floats, api_node_error,
-                      api_num_outputs, api_allocate_output, api_run_error};
+  ParityPluginApi api{PARITY_PLUGIN_API_VERSION,
+                      &session,
+                      api_register_op,
+                      api_node_name,
+                      api_node_num_inputs,
+                      api_node_num_outputs,
+                      api_attr_int,
+                      api_attr_float,
+                      api_attr_string,
+                      api_attr_ints,
+                      api_attr_floats,
+                      api_node_error,
+                      api_num_outputs,
+                      api_allocate_output,
+                      api_run_error};
 };
 
 // A 64-bit fingerprint of a buffer, to find a plugin that wrote into its read-only inputs:
@@ -251,7 +261,8 @@ class PluginKernel : public Kernel {
     // outputs): a plugin that writes into them corrupts every later reader.
     std::vector<uint64_t> before(inputs.size(), 0);
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i].is_tensor()) before[i] = fingerprint(tensors[i].data, inputs[i].tensor.nbytes());
+      if (inputs[i].is_tensor())
+        before[i] = fingerprint(tensors[i].data, inputs[i].tensor.nbytes());
     Outputs outputs(ctx.node().outputs.size());
     ParityRunContext run_ctx{&ctx.node(), &outputs, {}};
     int status = PARITY_ERROR;
@@ -266,10 +277,11 @@ class PluginKernel : public Kernel {
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].is_tensor() &&
           fingerprint(tensors[i].data, inputs[i].tensor.nbytes()) != before[i])
-        ctx.fail("the plugin kernel of {} wrote into its input {} ('{}'), which is read-only: "
-                 "the buffer may be shared with other nodes (an initializer), so the run's "
-                 "results cannot be trusted; a plugin must write only its outputs",
-                 op_->op_type, i, ctx.node().inputs[i]);
+        ctx.fail(
+            "the plugin kernel of {} wrote into its input {} ('{}'), which is read-only: "
+            "the buffer may be shared with other nodes (an initializer), so the run's "
+            "results cannot be trusted; a plugin must write only its outputs",
+            op_->op_type, i, ctx.node().inputs[i]);
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (outputs[i].is_none() && !ctx.node().outputs[i].empty())
         ctx.fail("the plugin kernel of {} did not allocate output {} ('{}')", op_->op_type, i,
@@ -287,17 +299,19 @@ class PluginKernel : public Kernel {
     const ir::ValueType& t = *declared_[i];
     const std::string& name = ctx.node().outputs[i];
     if (t.elem_type && *t.elem_type != out.dtype())
-      ctx.fail("the plugin kernel of {} returned output {} ('{}') as {}, but the model declares "
-               "{}; a plugin must return the declared element type",
-               op_->op_type, i, name, dtype_name(out.dtype()), dtype_name(*t.elem_type));
+      ctx.fail(
+          "the plugin kernel of {} returned output {} ('{}') as {}, but the model declares "
+          "{}; a plugin must return the declared element type",
+          op_->op_type, i, name, dtype_name(out.dtype()), dtype_name(*t.elem_type));
     if (!t.shape) return;
     bool fits = t.shape->size() == out.shape().size();
     for (size_t d = 0; fits && d < out.shape().size(); ++d)
       fits = !(*t.shape)[d].is_fixed() || (*t.shape)[d].value == out.shape()[d];
     if (!fits)
-      ctx.fail("the plugin kernel of {} returned output {} ('{}') with shape {}, but the model "
-               "declares {}; a plugin must return the declared shape",
-               op_->op_type, i, name, shape_str(out.shape()), dims_str(*t.shape));
+      ctx.fail(
+          "the plugin kernel of {} returned output {} ('{}') with shape {}, but the model "
+          "declares {}; a plugin must return the declared shape",
+          op_->op_type, i, name, shape_str(out.shape()), dims_str(*t.shape));
   }
 
   std::shared_ptr<const PluginOp> op_;
@@ -311,9 +325,10 @@ PluginInfo load_plugin(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
-    fail("failed to load plugin library '{}' with dlopen: {}; give the path of a shared library "
-         "built for this machine",
-         path, why ? why : "unknown error");
+    fail(
+        "failed to load plugin library '{}' with dlopen: {}; give the path of a shared library "
+        "built for this machine",
+        path, why ? why : "unknown error");
   }
   // From here on, a failure closes the library: none of its code is referenced yet.
   auto refuse = [&](const std::string& message) {
@@ -322,23 +337,26 @@ PluginInfo load_plugin(const std::string& path) {
   };
   auto entry = reinterpret_cast<ParityRegisterOpsFn>(dlsym(handle, PARITY_PLUGIN_ENTRY_POINT));
   if (!entry)
-    refuse(fmt::format("failed to load plugin library '{}' without the entry point '{}': a "
-                       "plugin exports extern \"C\" int parity_register_ops(const "
-                       "ParityPluginApi* api) (see docs/plugins.md)",
-                       path, PARITY_PLUGIN_ENTRY_POINT));
+    refuse(
+        fmt::format("failed to load plugin library '{}' without the entry point '{}': a "
+                    "plugin exports extern \"C\" int parity_register_ops(const "
+                    "ParityPluginApi* api) (see docs/plugins.md)",
+                    path, PARITY_PLUGIN_ENTRY_POINT));
   auto version_fn =
       reinterpret_cast<ParityPluginVersionFn>(dlsym(handle, PARITY_PLUGIN_VERSION_SYMBOL));
   if (!version_fn)
-    refuse(fmt::format("failed to load plugin library '{}' without the function '{}': a plugin "
-                       "states the interface version it was built for with "
-                       "PARITY_PLUGIN_DEFINE_VERSION() from plugin_api.h",
-                       path, PARITY_PLUGIN_VERSION_SYMBOL));
+    refuse(
+        fmt::format("failed to load plugin library '{}' without the function '{}': a plugin "
+                    "states the interface version it was built for with "
+                    "PARITY_PLUGIN_DEFINE_VERSION() from plugin_api.h",
+                    path, PARITY_PLUGIN_VERSION_SYMBOL));
   const uint32_t version = version_fn();
   if (version != PARITY_PLUGIN_API_VERSION)
-    refuse(fmt::format("failed to load plugin library '{}' with plugin interface version {}: "
-                       "this Parity implements version {}; rebuild the plugin against this "
-                       "Parity's plugin_api.h",
-                       path, version, PARITY_PLUGIN_API_VERSION));
+    refuse(
+        fmt::format("failed to load plugin library '{}' with plugin interface version {}: "
+                    "this Parity implements version {}; rebuild the plugin against this "
+                    "Parity's plugin_api.h",
+                    path, version, PARITY_PLUGIN_API_VERSION));
 
   auto table = std::make_unique<HostTable>();
   LoadSession& session = table->session;
@@ -358,13 +376,12 @@ PluginInfo load_plugin(const std::string& path) {
   PluginInfo info{path, {}};
   Registry& registry = Registry::global();
   for (const auto& op : session.ops) {
-    registry.add(KernelEntry{op->domain, op->op_type, op->def.since_version,
-                             op->def.until_version,
+    registry.add(KernelEntry{op->domain, op->op_type, op->def.since_version, op->def.until_version,
                              [op](const OpContext& ctx) -> std::unique_ptr<Kernel> {
                                return std::make_unique<PluginKernel>(ctx, op);
                              }});
-    info.ops.push_back(fmt::format("{}::{}", op->domain.empty() ? "ai.onnx" : op->domain,
-                                   op->op_type));
+    info.ops.push_back(
+        fmt::format("{}::{}", op->domain.empty() ? "ai.onnx" : op->domain, op->op_type));
   }
   logger().verbose("Loaded plugin library {} with ops: [{}]", path, fmt::join(info.ops, ", "));
   return info;

@@ -16,20 +16,22 @@ PluginRefRunner::~PluginRefRunner() = default;
 
 ref::Executor& PluginRefRunner::executor() {
   if (!executor_)
-    fail("failed to get the executor of runner '{}': it exists only while the runner is "
-         "active; call activate() first",
-         name());
+    fail(
+        "failed to get the executor of runner '{}': it exists only while the runner is "
+        "active; call activate() first",
+        name());
   return *executor_;
 }
 
 void PluginRefRunner::activate_impl() {
   if (!model_loader_)
-    fail_usage("failed to activate runner '{}' without a model: pass a model loader such as "
-               "OnnxFromPath(path)",
-               name());
+    fail_usage(
+        "failed to activate runner '{}' without a model: pass a model loader such as "
+        "OnnxFromPath(path)",
+        name());
   model_ = model_loader_();
-  if (!model_) fail_usage("failed to activate runner '{}': its model loader returned no model",
-                          name());
+  if (!model_)
+    fail_usage("failed to activate runner '{}': its model loader returned no model", name());
   executor_ = std::make_unique<ref::Executor>(model_);
   logger().verbose("Reference backend: {} thread(s)", threads_ > 0 ? threads_ : num_threads());
 }
@@ -43,9 +45,10 @@ TensorMetadata PluginRefRunner::input_metadata_impl() { return model_input_metad
 
 void PluginRefRunner::set_threads(int threads) {
   if (threads < 0)
-    fail_usage("runner '{}' got {} reference threads; the count must be 0 (the CPUs of the "
-               "process's affinity mask) or positive",
-               name(), threads);
+    fail_usage(
+        "runner '{}' got {} reference threads; the count must be 0 (the CPUs of the "
+        "process's affinity mask) or positive",
+        name(), threads);
   threads_ = threads;
 }
 
@@ -57,8 +60,8 @@ TensorMap PluginRefRunner::infer_impl(const TensorMap& feed) {
   inputs.reserve(feed.size());
   for (const auto& [name, tensor] : feed) inputs.push_back({name, Value(tensor)});
   std::vector<ref::NamedValue> values = executor_->run(inputs);
-  set_inference_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                         .count());
+  set_inference_time(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   // Sequences and maps are spelled as tensors (backend/value_tensors.h).
   TensorMap outputs;
   for (const auto& [name, value] : values) add_value_tensors(outputs, name, value);

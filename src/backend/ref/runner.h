@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "core/loader.h"
 #include "backend/ref/executor.h"
 #include "backend/runner.h"
+#include "core/loader.h"
 #include "onnx/loaders.h"
 
 namespace parity {

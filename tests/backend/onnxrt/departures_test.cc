@@ -133,11 +133,13 @@ TEST(OrtDepartures, DropoutMaskInInferenceMode) {
       <ir_version: 8, opset_import: ["" : {}]>
       g (float[2,3] x) => (float y, {} mask) {{
         y, mask = Dropout(x)
-      }})", opset, mask_type)};
+      }})",
+                                                       opset, mask_type)};
     auto np = numpy_arrays(fmt::format(R"(
 x = rng.randn(2, 3).astype(np.float32); save('x', x); save('y', x)
 save('mask', np.ones((2, 3), dtype=np.{}))
-)", opset < 10 ? "float32" : "bool_"));
+)",
+                                       opset < 10 ? "float32" : "bool_"));
     expect_departure(r, feed_of(np, {"x"}), feed_of(np, {"y", "mask"}));
   }
 }
@@ -150,9 +152,11 @@ TEST(OrtDepartures, DropoutMaskFromOpset12AgreesAndIsNotFlagged) {
       <ir_version: 8, opset_import: ["" : {}]>
       g (float[2,3] x) => (float y, bool mask) {{
         y, mask = Dropout(x)
-      }})", opset);
-    auto np = numpy_arrays("save('x', rng.randn(2, 3).astype(np.float32)); "
-                           "save('mask', np.ones((2, 3), dtype=np.bool_))");
+      }})",
+                                         opset);
+    auto np = numpy_arrays(
+        "save('x', rng.randn(2, 3).astype(np.float32)); "
+        "save('mask', np.ones((2, 3), dtype=np.bool_))");
     TensorMap feed = feed_of(np, {"x"});
     EXPECT_TRUE(tensors_identical(run_ort(text, feed).at("mask"), np.at("mask")));
     EXPECT_TRUE(tensors_identical(run_text_model(text, feed).at("mask"), np.at("mask")));

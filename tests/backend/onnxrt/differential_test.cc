@@ -69,9 +69,9 @@ TEST(OrtDifferential, ExampleModels) {
 }
 
 TEST(OrtDifferential, ExampleModelWithEveryTensorMarked) {
-  compare_backends(ModifyOutputs(OnnxFromPath(testing::source_path("examples/tiny_cnn.onnx")),
-                                 {}, true),
-                   "tiny_cnn, mark all");
+  compare_backends(
+      ModifyOutputs(OnnxFromPath(testing::source_path("examples/tiny_cnn.onnx")), {}, true),
+      "tiny_cnn, mark all");
 }
 
 // `count` weights in [-0.5, 0.5], as ONNX text: "{0.42, -0.11, ...}".

@@ -28,12 +28,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -70,8 +74,8 @@ TEST(OrtLibrary, FindsTheLibraryInAFolder) {
   std::string folder = fs::path(ort_runtime().library().path()).parent_path().string();
   EXPECT_EQ(fs::weakly_canonical(ort_library_in_folder(folder)),
             fs::weakly_canonical(ort_runtime().library().path()));
-  auto lib = OrtLibrary::open(folder + "/" + fs::path(ort_runtime().library().path())
-                                                 .filename().string());
+  auto lib =
+      OrtLibrary::open(folder + "/" + fs::path(ort_runtime().library().path()).filename().string());
   EXPECT_EQ(lib->version(), ort_runtime().library().version());
 }
 
@@ -118,8 +122,7 @@ TEST(OrtLibrary, FolderWithoutTheLibrary) {
 TEST(OrtLibrary, OneLibraryPerProcess) {
   ort_runtime();
   std::string message = error_of([] { OrtRuntime::get("/usr/lib/x86_64-linux-gnu/libz.so.1"); });
-  EXPECT_NE(message.find("a process uses one ONNX Runtime library"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("a process uses one ONNX Runtime library"), std::string::npos) << message;
   // Naming the library already loaded is fine.
   EXPECT_EQ(&OrtRuntime::get(ort_runtime().library().path()), &ort_runtime());
 }
@@ -159,9 +162,8 @@ TEST(OrtVersionRange, SuitePassesOnOnnxRuntime1_17) {
       "libonnxruntime.so.1.17.0");
   ASSERT_TRUE(fs::exists(lib)) << lib << " is missing: run "
                                << "scripts/install-onnxruntime.sh 1.17.0 deps/onnxruntime-1.17.0";
-  auto result = run_command("PARITY_ORT_LIB='" + lib +
-                            "' PARITY_ORT_TEST_EXPECT_VERSION=1.17.0 '" + self_executable() +
-                            "' --gtest_brief=1");
+  auto result = run_command("PARITY_ORT_LIB='" + lib + "' PARITY_ORT_TEST_EXPECT_VERSION=1.17.0 '" +
+                            self_executable() + "' --gtest_brief=1");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("[  PASSED  ]"), std::string::npos) << result.output;
 }

@@ -7,8 +7,8 @@
 
 #include <set>
 
-#include "backend/ref/ml_cases.h"
 #include "backend/onnxrt/values.h"
+#include "backend/ref/ml_cases.h"
 #include "backend/ref/runner.h"
 #include "ort_test_util.h"
 
@@ -23,8 +23,8 @@ void expect_ort_matches_numpy(const std::string& script,
   for (const std::string& name : c.output_names()) {
     auto departure = departures.find(name);
     if (departure != departures.end()) {
-      std::cout << "[ NOTE     ] output '" << name << "' is not compared on ONNX Runtime: "
-                << departure->second << "\n";
+      std::cout << "[ NOTE     ] output '" << name
+                << "' is not compared on ONNX Runtime: " << departure->second << "\n";
       continue;
     }
     EXPECT_TRUE(testing::ml_close(out.at(name), c.tensor("expect_" + name), 1e-5, 1e-6)) << name;
@@ -49,23 +49,25 @@ TEST(OrtMlDifferential, IntegerBinarizerIsComparedWhereOnnxRuntimeRunsIt) {
 TEST(OrtMlDifferential, Encoders) { expect_ort_matches_numpy(testing::kMlEncodersCase); }
 TEST(OrtMlDifferential, LabelEncoderOpset4) {
   expect_ort_matches_numpy(testing::kMlLabelEncoder4Case,
-                           {{"coded", "ONNX Runtime keeps the first value of a repeated key; ml "
-                                      "opset 4 says the last one takes precedence"}});
+                           {{"coded",
+                             "ONNX Runtime keeps the first value of a repeated key; ml "
+                             "opset 4 says the last one takes precedence"}});
 }
 TEST(OrtMlDifferential, LinearModels) { expect_ort_matches_numpy(testing::kMlLinearCase); }
 TEST(OrtMlDifferential, PostTransforms) {
   expect_ort_matches_numpy(testing::kMlPostTransformCase,
-                           {{"probit", "ONNX Runtime's PROBIT uses a single-precision erfinv "
-                                       "approximation (up to 6e-3 off for p in [0.001, 0.999])"}});
+                           {{"probit",
+                             "ONNX Runtime's PROBIT uses a single-precision erfinv "
+                             "approximation (up to 6e-3 off for p in [0.001, 0.999])"}});
 }
 TEST(OrtMlDifferential, TreeEnsembleRegressor) {
   expect_ort_matches_numpy(std::string(testing::kMlTreeWalk) + testing::kMlTreeRegressorCase);
 }
 TEST(OrtMlDifferential, TreeEnsembleClassifier) {
-  expect_ort_matches_numpy(
-      std::string(testing::kMlTreeWalk) + testing::kMlTreeClassifierCase,
-      {{"score_bin", "with weights for class 1 only and no base_values ONNX Runtime writes "
-                     "[0, s]; ONNX's reference implementation writes [1 - s, s]"}});
+  expect_ort_matches_numpy(std::string(testing::kMlTreeWalk) + testing::kMlTreeClassifierCase,
+                           {{"score_bin",
+                             "with weights for class 1 only and no base_values ONNX Runtime writes "
+                             "[0, s]; ONNX's reference implementation writes [1 - s, s]"}});
 }
 TEST(OrtMlDifferential, TreeEnsembleOpset5) {
   // ONNX Runtime before ml opset 5 support (1.17 among the versions Parity supports) refuses
@@ -74,14 +76,15 @@ TEST(OrtMlDifferential, TreeEnsembleOpset5) {
   std::string error = testing::error_of([&] { testing::bytes_runner(c.model_bytes); });
   if (error.find("support for domain ai.onnx.ml is till opset 4") != std::string::npos) {
     std::cout << "[ NOTE     ] TreeEnsemble (ml opset 5) is compared against NumPy only: ONNX "
-                 "Runtime " << testing::ort_runtime().library().version()
-              << " supports ml opsets up to 4\n";
+                 "Runtime "
+              << testing::ort_runtime().library().version() << " supports ml opsets up to 4\n";
     return;
   }
   expect_ort_matches_numpy(
       testing::kMlTreeEnsemble5Case,
-      {{"y_avg", "ONNX Runtime reads post_transform 2 as SOFTMAX (its own enum order); ml opset "
-                 "5 defines 1 as SOFTMAX and 2 as LOGISTIC"}});
+      {{"y_avg",
+        "ONNX Runtime reads post_transform 2 as SOFTMAX (its own enum order); ml opset "
+        "5 defines 1 as SOFTMAX and 2 as LOGISTIC"}});
 }
 TEST(OrtMlDifferential, SvmModels) { expect_ort_matches_numpy(testing::kMlSvmCase); }
 TEST(OrtMlDifferential, Opset1Forms) { expect_ort_matches_numpy(testing::kMlOpset1Case); }
@@ -110,10 +113,10 @@ ml_model([ml('ZipMap', ['x'], ['z'], classlabels_strings=['b', 'c', 'a'])], [vi(
   RunnerActivation active(ref);
   TensorMap from_ref = ref.infer(c.feed());
   ASSERT_EQ(from_ort.names(), from_ref.names());
-  EXPECT_EQ(from_ort.names(), (std::vector<std::string>{"z[0].keys", "z[0].values", "z[1].keys",
-                                                        "z[1].values", "z[2].keys", "z[2].values"}));
-  for (const auto& [name, tensor] : from_ort)
-    EXPECT_TRUE(tensor.equals(from_ref.at(name))) << name;
+  EXPECT_EQ(from_ort.names(),
+            (std::vector<std::string>{"z[0].keys", "z[0].values", "z[1].keys", "z[1].values",
+                                      "z[2].keys", "z[2].values"}));
+  for (const auto& [name, tensor] : from_ort) EXPECT_TRUE(tensor.equals(from_ref.at(name))) << name;
 }
 
 // DictVectorizer and CastMap take a map: it is handed to ONNX Runtime through CreateValue
@@ -143,9 +146,9 @@ TEST(OrtMlDifferential, MapInputsMatchTheReference) {
   auto make = [](auto keys, auto values) {
     using K = typename decltype(keys)::value_type;
     using V = typename decltype(values)::value_type;
-    return Value::make_map(sorted_map_from_entries(
-        Tensor::from_vector<K>({int64_t(keys.size())}, keys),
-        Tensor::from_vector<V>({int64_t(values.size())}, values)));
+    return Value::make_map(
+        sorted_map_from_entries(Tensor::from_vector<K>({int64_t(keys.size())}, keys),
+                                Tensor::from_vector<V>({int64_t(values.size())}, values)));
   };
   const Case cases[] = {
       {"ml('DictVectorizer', ['m'], ['y'], string_vocabulary=['x', 'a', 'q', 'b'])", 8, 1, 1,

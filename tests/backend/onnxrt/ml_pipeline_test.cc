@@ -61,8 +61,7 @@ TEST(OrtMlPipeline, ScalerOneHotForestZipMapAgreeEndToEnd) {
   // within the tolerances.
   for (int i = 0; i < 5; ++i)
     for (const char* part : {"keys", "values"})
-      EXPECT_NE(r.output.find(fmt::format("output_probability[{}].{}", i, part)),
-                std::string::npos)
+      EXPECT_NE(r.output.find(fmt::format("output_probability[{}].{}", i, part)), std::string::npos)
           << i << part << "\n"
           << r.output;
   EXPECT_NE(r.output.find("PASSED | All outputs matched"), std::string::npos) << r.output;

@@ -39,8 +39,8 @@ void compare(const Case& c) {
   try {
     ort = bytes_runner(model_bytes_from_text(c.text));
   } catch (const Error& e) {
-    GTEST_SKIP() << "ONNX Runtime " << ort_runtime().library().version() << " cannot run "
-                 << c.name << ": " << first_line_of(e.what())
+    GTEST_SKIP() << "ONNX Runtime " << ort_runtime().library().version() << " cannot run " << c.name
+                 << ": " << first_line_of(e.what())
                  << " (the reference backend is checked against NumPy in opset23_test.cc)";
   }
   TensorMap from_ort = ort->infer(c.feed);
@@ -59,8 +59,7 @@ void compare(const Case& c) {
     for (int64_t i = 0; i < tensor.numel(); ++i) {
       const double a = tensor.data<float>()[i], b = r.data<float>()[i];
       const double diff = std::abs(a - b);
-      if (!(diff <= 1e-5 || diff <= 1e-5 * std::abs(b) || (std::isnan(a) && std::isnan(b))))
-        ++bad;
+      if (!(diff <= 1e-5 || diff <= 1e-5 * std::abs(b) || (std::isnan(a) && std::isnan(b)))) ++bad;
       if (!std::isnan(diff)) worst = std::max(worst, diff);
     }
     EXPECT_EQ(bad, 0) << c.name << " output " << name << ": max abs difference " << worst;
@@ -70,20 +69,21 @@ void compare(const Case& c) {
 TEST(OrtOpset23Differential, Attention4dWithFloatMaskSoftcapAndEveryQkOutputMode) {
   for (int mode = 0; mode < 4; ++mode)
     compare({fmt::format("attention 4-D, float mask, softcap, qk_matmul_output_mode {}", mode),
-           fmt::format(R"(
+             fmt::format(R"(
     <ir_version: 10, opset_import: ["" : 23]>
     g (float[2,3,4,8] q, float[2,3,6,8] k, float[2,3,6,5] v, float[4,6] m)
       => (float[2,3,4,5] y, float[2,3,4,6] qk) {{
       y, , , qk = Attention<softcap = 0.5, qk_matmul_output_mode = {}>(q, k, v, m)
-    }})", mode),
-           [] {
-             TensorMap f;
-             f.set("q", random_tensor(DataType::kFloat32, {2, 3, 4, 8}, 1));
-             f.set("k", random_tensor(DataType::kFloat32, {2, 3, 6, 8}, 2));
-             f.set("v", random_tensor(DataType::kFloat32, {2, 3, 6, 5}, 3));
-             f.set("m", random_tensor(DataType::kFloat32, {4, 6}, 4));
-             return f;
-           }()});
+    }})",
+                         mode),
+             [] {
+               TensorMap f;
+               f.set("q", random_tensor(DataType::kFloat32, {2, 3, 4, 8}, 1));
+               f.set("k", random_tensor(DataType::kFloat32, {2, 3, 6, 8}, 2));
+               f.set("v", random_tensor(DataType::kFloat32, {2, 3, 6, 5}, 3));
+               f.set("m", random_tensor(DataType::kFloat32, {4, 6}, 4));
+               return f;
+             }()});
 }
 
 TEST(OrtOpset23Differential, Attention3dGroupedQueryCausalWithPastKeyValue) {

@@ -21,9 +21,10 @@ inline const OrtRuntime& ort_runtime() {
   try {
     return OrtRuntime::get();
   } catch (const Error& e) {
-    throw Error(fmt::format("{}\nThe ONNX Runtime tests need the real library: run "
-                            "scripts/install-onnxruntime.sh 1.30.0 deps/onnxruntime-1.30.0",
-                            e.what()));
+    throw Error(
+        fmt::format("{}\nThe ONNX Runtime tests need the real library: run "
+                    "scripts/install-onnxruntime.sh 1.30.0 deps/onnxruntime-1.30.0",
+                    e.what()));
   }
 }
 
@@ -37,8 +38,8 @@ inline int ort_minor_version() {
 // A model whose graph inputs and outputs get element type `elem_type`, which ONNX 1.12's text
 // parser may not know (float8, int4): the text is written with `placeholder` types and the
 // numbers are patched in the protobuf (elem_type is a plain int32 field).
-inline std::string retyped_model_bytes(const std::string& text, int elem_type,
-                                       bool inputs = true, bool outputs = true) {
+inline std::string retyped_model_bytes(const std::string& text, int elem_type, bool inputs = true,
+                                       bool outputs = true) {
   ::onnx::ModelProto proto = model_proto_from_text(text);
   auto* graph = proto.mutable_graph();
   if (inputs)

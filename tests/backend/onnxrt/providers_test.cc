@@ -115,12 +115,10 @@ TEST(OrtProviders, ProviderOptionsAreParsed) {
 TEST(OrtProviders, ProviderOptionsReachOnnxRuntime) {
   // The options go to ONNX Runtime's own call for the provider.
   if (!listed("CUDAExecutionProvider")) {
-    EXPECT_NE(session_error(with_providers({"cuda"})).find("Could not find"),
-              std::string::npos);
+    EXPECT_NE(session_error(with_providers({"cuda"})).find("Could not find"), std::string::npos);
     return;
   }
-  std::string message = session_error(
-      with_providers({"cuda"}, {"no_such_option=1"}));
+  std::string message = session_error(with_providers({"cuda"}, {"no_such_option=1"}));
   // Only a call with options reaches this step, which the npm build fails for want of the
   // provider's libraries.
   EXPECT_NE(message.find("ONNX Runtime failed to set the options of CUDAExecutionProvider: "),

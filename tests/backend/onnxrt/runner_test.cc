@@ -188,8 +188,13 @@ TEST(OnnxrtRunner, UnnamedDynamicDimIsUnknown) {
   )");
   ::onnx::ModelProto proto;
   proto.ParseFromString(bytes);
-  proto.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
-      ->mutable_shape()->mutable_dim(0)->clear_dim_param();
+  proto.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->clear_dim_param();
   proto.SerializeToString(&bytes);
   auto runner = testing::bytes_runner(bytes);
   EXPECT_EQ(*runner->input_metadata()[0].shape, (DimList{Dim::unknown(), Dim::fixed(2)}));

@@ -74,8 +74,8 @@ TEST(OrtSession, FromPath) {
   TempDir dir;
   testing::write_model_from_text(dir.file("model.onnx"), kAffine);
   ort_runtime();
-  EXPECT_TRUE(run_session(SessionFromOnnxPath(dir.file("model.onnx"))).at("y").equals(
-      expected_affine()));
+  EXPECT_TRUE(
+      run_session(SessionFromOnnxPath(dir.file("model.onnx"))).at("y").equals(expected_affine()));
 }
 
 TEST(OrtSession, FromMissingPath) {
@@ -88,9 +88,9 @@ TEST(OrtSession, FromBytesAndFromModel) {
   EXPECT_TRUE(run_session(SessionFromOnnxBytes(testing::model_bytes_from_text(kAffine)))
                   .at("y")
                   .equals(expected_affine()));
-  EXPECT_TRUE(
-      run_session(SessionFromOnnx(testing::model_from_text(kAffine))).at("y").equals(
-          expected_affine()));
+  EXPECT_TRUE(run_session(SessionFromOnnx(testing::model_from_text(kAffine)))
+                  .at("y")
+                  .equals(expected_affine()));
 }
 
 TEST(OrtSession, CorruptBytesAreAnOrtError) {
@@ -147,8 +147,7 @@ TEST(OrtSession, ThreadsAndOptimizationLevels) {
     OrtOptions options;
     options.intra_op_threads = 1;
     options.graph_optimization_level = level;
-    EXPECT_TRUE(run_session(SessionFromOnnxBytes(bytes, options)).at("y").equals(
-        expected_affine()))
+    EXPECT_TRUE(run_session(SessionFromOnnxBytes(bytes, options)).at("y").equals(expected_affine()))
         << "level " << level;
   }
   OrtOptions bad_threads;
@@ -196,8 +195,8 @@ TEST(OrtSession, CustomOpLibraryIsRegistered) {
   std::string bytes = testing::model_bytes_from_text(kAffine);
   OrtOptions accepting;
   accepting.custom_op_libs = {build_custom_op_library(dir, false)};
-  EXPECT_TRUE(run_session(SessionFromOnnxBytes(bytes, accepting)).at("y").equals(
-      expected_affine()));
+  EXPECT_TRUE(
+      run_session(SessionFromOnnxBytes(bytes, accepting)).at("y").equals(expected_affine()));
 
   OrtOptions refusing;
   refusing.custom_op_libs = {build_custom_op_library(dir, true)};

@@ -64,8 +64,7 @@ class OrtIdentityType : public ::testing::TestWithParam<DataType> {};
 TEST_P(OrtIdentityType, RoundTripsAndMatchesReference) {
   DataType dtype = GetParam();
   bool is_int4 = dtype == DataType::kInt4 || dtype == DataType::kUInt4;
-  std::string bytes = retyped_model_bytes(identity_text(is_int4),
-                                          static_cast<int>(dtype));
+  std::string bytes = retyped_model_bytes(identity_text(is_int4), static_cast<int>(dtype));
   Tensor x = sample(dtype);
   testing::ort_runtime();
 
@@ -94,15 +93,16 @@ TEST_P(OrtIdentityType, RoundTripsAndMatchesReference) {
   EXPECT_TRUE(from_ort.at("y").equals(from_ref.at("y"))) << dtype_name(dtype);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllTypes, OrtIdentityType,
-    ::testing::Values(DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
-                      DataType::kBFloat16, DataType::kInt8, DataType::kInt16, DataType::kInt32,
-                      DataType::kInt64, DataType::kUInt8, DataType::kUInt16, DataType::kUInt32,
-                      DataType::kUInt64, DataType::kBool, DataType::kString,
-                      DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
-                      DataType::kFloat8E5M2FNUZ, DataType::kInt4, DataType::kUInt4),
-    [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(AllTypes, OrtIdentityType,
+                         ::testing::Values(DataType::kFloat32, DataType::kFloat64,
+                                           DataType::kFloat16, DataType::kBFloat16, DataType::kInt8,
+                                           DataType::kInt16, DataType::kInt32, DataType::kInt64,
+                                           DataType::kUInt8, DataType::kUInt16, DataType::kUInt32,
+                                           DataType::kUInt64, DataType::kBool, DataType::kString,
+                                           DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
+                                           DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ,
+                                           DataType::kInt4, DataType::kUInt4),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 template <typename T>
 Tensor small_values(int scale, int offset) {
@@ -117,13 +117,11 @@ TEST(OrtTypes, ArithmeticMatchesReference) {
     const char* onnx_name;
     Tensor a, b;
   };
-  for (const Family& f : {Family{"float", small_values<float>(3, -7), small_values<float>(-2, 5)},
-                          Family{"double", small_values<double>(3, -7),
-                                 small_values<double>(-2, 5)},
-                          Family{"int32", small_values<int32_t>(3, -7),
-                                 small_values<int32_t>(-2, 5)},
-                          Family{"int64", small_values<int64_t>(3, -7),
-                                 small_values<int64_t>(-2, 5)}}) {
+  for (const Family& f :
+       {Family{"float", small_values<float>(3, -7), small_values<float>(-2, 5)},
+        Family{"double", small_values<double>(3, -7), small_values<double>(-2, 5)},
+        Family{"int32", small_values<int32_t>(3, -7), small_values<int32_t>(-2, 5)},
+        Family{"int64", small_values<int64_t>(3, -7), small_values<int64_t>(-2, 5)}}) {
     auto model = testing::model_from_text(fmt::format(R"(
       <ir_version: 8, opset_import: ["" : 17]>
       arith ({0}[6] a, {0}[6] b) => ({0}[6] s, {0}[6] p) {{ s = Add(a, b)  p = Mul(a, b) }}
@@ -193,8 +191,8 @@ TEST(OrtTypes, WideningCastsMatchParity) {
 // to nearest even; saturating for float8, Cast-19's default).
 template <typename T>
 void check_narrowing(DataType dtype, const std::vector<float>& values) {
-  Tensor y = ort_cast(Tensor::from_vector<float>({static_cast<int64_t>(values.size())}, values),
-                      dtype);
+  Tensor y =
+      ort_cast(Tensor::from_vector<float>({static_cast<int64_t>(values.size())}, values), dtype);
   auto* got = static_cast<const uint8_t*>(y.raw_data());
   bool fnuz = dtype == DataType::kFloat8E4M3FNUZ || dtype == DataType::kFloat8E5M2FNUZ;
   bool old_fnuz_underflow = fnuz && ort_minor_version() < 30;
@@ -216,8 +214,8 @@ void check_narrowing(DataType dtype, const std::vector<float>& values) {
 
 TEST(OrtTypes, NarrowingCastsMatchParity) {
   std::vector<float> values;
-  for (float base : {1e-9f, 1e-5f, 0.001f, 0.1f, 0.3f, 1.0f, 1.0625f, 3.3f, 17.0f, 240.0f,
-                     448.0f, 500.0f, 57344.0f, 65504.0f, 70000.0f, 1e20f, INFINITY})
+  for (float base : {1e-9f, 1e-5f, 0.001f, 0.1f, 0.3f, 1.0f, 1.0625f, 3.3f, 17.0f, 240.0f, 448.0f,
+                     500.0f, 57344.0f, 65504.0f, 70000.0f, 1e20f, INFINITY})
     for (float sign : {1.0f, -1.0f}) values.push_back(sign * base);
   values.push_back(0.0f);
   values.push_back(NAN);

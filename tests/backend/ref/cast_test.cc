@@ -152,10 +152,8 @@ save('iq', np.clip(i, -8, 7).astype(np.int8)); save('iu', np.clip(i, 0, 15).asty
   EXPECT_TRUE(tensors_identical(out.at("iu"), np.at("iu")));
   EXPECT_EQ(out.at("q4").dtype(), DataType::kInt4);
   EXPECT_EQ(out.at("u4").dtype(), DataType::kUInt4);
-  EXPECT_TRUE(tensors_identical(bytes_of(out.at("q4")),
-                                np.at("qbytes")));
-  EXPECT_TRUE(tensors_identical(bytes_of(out.at("u4")),
-                                np.at("ubytes")));
+  EXPECT_TRUE(tensors_identical(bytes_of(out.at("q4")), np.at("qbytes")));
+  EXPECT_TRUE(tensors_identical(bytes_of(out.at("u4")), np.at("ubytes")));
 }
 
 TEST(CastOps, NumbersPrintAsNumPyPrintsThem) {

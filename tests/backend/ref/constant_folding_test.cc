@@ -43,9 +43,8 @@ save('x', x); save('w', w); save('y', y)
   // read x.
   EXPECT_EQ(exec.folded_nodes(), 6u);
   std::vector<std::string> seen;
-  exec.set_observer([&](const ir::Node& n, const std::vector<Value>&) {
-    seen.push_back(n.op_type);
-  });
+  exec.set_observer(
+      [&](const ir::Node& n, const std::vector<Value>&) { seen.push_back(n.op_type); });
   TensorMap feed;
   feed.set("x", np.at("x"));
   TensorMap first = exec.run(feed);

@@ -234,8 +234,7 @@ TEST(ConvKernels, MismatchedShapesAreErrorsNamingTheNode) {
     )",
                    feed);
   });
-  EXPECT_NE(conv.find("X has 3 channels and W shape (2, 2, 3, 3) with group=1"),
-            std::string::npos)
+  EXPECT_NE(conv.find("X has 3 channels and W shape (2, 2, 3, 3) with group=1"), std::string::npos)
       << conv;
   std::string transpose = error_of([&] {
     run_text_model(R"(

@@ -76,8 +76,8 @@ save('wh', (0.3 * rng.standard_normal((1, 64, 16))).astype(np.float32))
   for (const auto& [label, outputs] : runs)
     for (const auto& [name, t] : first) {
       ASSERT_TRUE(outputs.contains(name)) << label << ": " << name;
-      EXPECT_TRUE(outputs.at(name).equals(t)) << label << ": output '" << name
-                                              << "' differs from the first run's bits";
+      EXPECT_TRUE(outputs.at(name).equals(t))
+          << label << ": output '" << name << "' differs from the first run's bits";
     }
 }
 

@@ -245,7 +245,8 @@ TEST(ElementwiseOps, ErrorsNameTheNodeAndTheRule) {
   std::string m = run_one(R"(
     <ir_version: 8, opset_import: ["" : 14]>
     g (float[2,3] a, float[4] b) => (float[2,3] c) { c = Add(a, b) }
-  )", f23);
+  )",
+                          f23);
   EXPECT_NE(m.find("failed to run node 'Add_0' (Add): failed to broadcast shapes (2, 3) and "
                    "(4,)"),
             std::string::npos)
@@ -256,7 +257,8 @@ TEST(ElementwiseOps, ErrorsNameTheNodeAndTheRule) {
   m = run_one(R"(
     <ir_version: 8, opset_import: ["" : 14]>
     g (int32[2] x) => (int32[2] y) { y = Sqrt(x) }
-  )", fi);
+  )",
+              fi);
   EXPECT_NE(m.find("failed to run node 'Sqrt_0' (Sqrt): element type int32 of input X is not "
                    "supported; supported types: [float32, float64, float16, bfloat16]"),
             std::string::npos)
@@ -267,7 +269,8 @@ TEST(ElementwiseOps, ErrorsNameTheNodeAndTheRule) {
   m = run_one(R"(
     <ir_version: 8, opset_import: ["" : 14]>
     g (int8[2] x) => (int8[2] y) { y = BitShift<direction = "LEFT">(x, x) }
-  )", fs);
+  )",
+              fs);
   EXPECT_NE(m.find("element type int8 of input X is not supported; supported types: [uint8, "
                    "uint16, uint32, uint64]"),
             std::string::npos)
@@ -278,7 +281,8 @@ TEST(ElementwiseOps, ErrorsNameTheNodeAndTheRule) {
   m = run_one(R"(
     <ir_version: 8, opset_import: ["" : 14]>
     g (float[2] a) => (float[2] y) { y = Mod(a, a) }
-  )", ff);
+  )",
+              ff);
   EXPECT_NE(m.find("failed to run node 'Mod_0' (Mod): attribute 'fmod' is 0 for floating input "
                    "type float32; the spec requires fmod=1"),
             std::string::npos)
@@ -287,12 +291,13 @@ TEST(ElementwiseOps, ErrorsNameTheNodeAndTheRule) {
   m = run_one(R"(
     <ir_version: 8, opset_import: ["" : 14]>
     g (float[2] a, float[2] b) => (float[2] y) { y = Less(a, b) }
-  )", [] {
-    TensorMap f;
-    f.set("a", Tensor(DataType::kFloat32, {2}));
-    f.set("b", Tensor(DataType::kFloat64, {2}));
-    return f;
-  }());
+  )",
+              [] {
+                TensorMap f;
+                f.set("a", Tensor(DataType::kFloat32, {2}));
+                f.set("b", Tensor(DataType::kFloat64, {2}));
+                return f;
+              }());
   EXPECT_NE(m.find("failed to run node 'Less_0' (Less): inputs A and B have element types "
                    "float32 and float64; they must be equal"),
             std::string::npos)

@@ -91,10 +91,27 @@ TEST(Registry, HoldsTheBuiltInKernelsWithTheirRanges) {
   const Registry& r = Registry::global();
   EXPECT_EQ(r.find("", "Softmax", 11)->until, 12);
   EXPECT_EQ(r.find("", "Softmax", 13)->since, 13);
-  for (const char* op : {"Identity", "InstanceNormalization", "MeanVarianceNormalization", "Add",
-                         "Sub", "Mul", "Div", "Relu", "MatMul", "Gemm", "Conv", "MaxPool",
-                         "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Reshape",
-                         "Flatten", "Shape", "Transpose", "Concat", "LogSoftmax"})
+  for (const char* op : {"Identity",
+                         "InstanceNormalization",
+                         "MeanVarianceNormalization",
+                         "Add",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "Relu",
+                         "MatMul",
+                         "Gemm",
+                         "Conv",
+                         "MaxPool",
+                         "AveragePool",
+                         "GlobalAveragePool",
+                         "GlobalMaxPool",
+                         "Reshape",
+                         "Flatten",
+                         "Shape",
+                         "Transpose",
+                         "Concat",
+                         "LogSoftmax"})
     EXPECT_NE(r.find("", op, 17), nullptr) << op;
 }
 
@@ -106,7 +123,8 @@ TEST(Executor, NamesSimilarOpsForAnUnregisteredOne) {
     )"));
   });
   EXPECT_NE(message.find("Op: Reluu does not have a reference implementation registered!"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   EXPECT_NE(message.find("Note: registered ops with similar names: [Relu"), std::string::npos)
       << message;
 }
@@ -121,7 +139,8 @@ TEST(Executor, RefusesAnOpsetOutsideTheRegisteredRanges) {
   EXPECT_NE(message.find("failed to prepare node 'OldOnly_0' (OldOnly): the reference kernel "
                          "does not support opset 7 of domain 'parity.test'; supported opsets: "
                          "[1-5]"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
 }
 
 TEST(Executor, PrepareErrorsNameTheNodeAndTheAttribute) {
@@ -133,7 +152,8 @@ TEST(Executor, PrepareErrorsNameTheNodeAndTheAttribute) {
   });
   EXPECT_NE(wrong_type.find("failed to prepare node 'Softmax_0' (Softmax): attribute 'axis' has "
                             "type float; it must be of type int"),
-            std::string::npos) << wrong_type;
+            std::string::npos)
+      << wrong_type;
   std::string missing = error_of([] {
     Executor e(model_from_text(R"(
       <ir_version: 8, opset_import: ["" : 13]>
@@ -142,7 +162,8 @@ TEST(Executor, PrepareErrorsNameTheNodeAndTheAttribute) {
   });
   EXPECT_NE(missing.find("failed to prepare node 'Concat_0' (Concat): attribute 'axis' is "
                          "required but missing"),
-            std::string::npos) << missing;
+            std::string::npos)
+      << missing;
 }
 
 TEST(Executor, RunErrorsNameTheNode) {
@@ -157,7 +178,8 @@ TEST(Executor, RunErrorsNameTheNode) {
   EXPECT_EQ(message.rfind("failed to run node 'Add_0' (Add): failed to broadcast shapes (3,) "
                           "and (4,)",
                           0),
-            0u) << message;
+            0u)
+      << message;
 }
 
 TEST(Executor, AWrongNumberOfOutputsIsAnInternalError) {
@@ -171,9 +193,11 @@ TEST(Executor, AWrongNumberOfOutputsIsAnInternalError) {
     e.run(feed);
     FAIL() << "no error";
   } catch (const InternalError& err) {
-    EXPECT_NE(std::string(err.what()).find("node 'ReturnsNothing_0' (ReturnsNothing) has 1 "
-                                           "outputs but its kernel returned 0"),
-              std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what())
+                  .find("node 'ReturnsNothing_0' (ReturnsNothing) has 1 "
+                        "outputs but its kernel returned 0"),
+              std::string::npos)
+        << err.what();
   }
 }
 

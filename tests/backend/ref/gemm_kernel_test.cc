@@ -86,8 +86,9 @@ save('ab', seq_matmul(a, b).astype(t))
 save('aw', seq_matmul(a, w).astype(t))
 save('gemm', (0.5 * seq_matmul(a[1], v.T) + 2.0 * c.astype(np.float64)).astype(t))
 )");
-    const std::string type = std::string(dtype) == "float32" ? "float"
-                             : std::string(dtype) == "float64" ? "double" : "float16";
+    const std::string type = std::string(dtype) == "float32"   ? "float"
+                             : std::string(dtype) == "float64" ? "double"
+                                                               : "float16";
     const std::string text = fmt::format(R"(
       <ir_version: 8, opset_import: ["" : 13]>
       g ({0}[3,67,131] a, {0}[3,131,97] b, {0}[131,97] w, {0}[97,131] v, {0}[97] c,
@@ -96,17 +97,20 @@ save('gemm', (0.5 * seq_matmul(a[1], v.T) + 2.0 * c.astype(np.float64)).astype(t
         aw = MatMul(a, w)
         gemm = Gemm<transB = 1, alpha = 0.5, beta = 2.0>(a0, v, c)
       }}
-    )", type);
+    )",
+                                         type);
     const std::map<std::string, Tensor> expected = {
         {"ab", np.at("ab")}, {"aw", np.at("aw")}, {"gemm", np.at("gemm")}};
     const std::vector<std::string> inputs = {"a", "b", "w", "v", "c", "a0"};
     expect_exact_everywhere([&] { return run_text_model(text, feed_of(np, inputs)); }, expected);
     // The same with the weights as initializers, packed once when the nodes are prepared.
-    expect_exact_everywhere([&] {
-      TensorMap feed = feed_of(np, inputs);
-      ref::Executor executor(with_initializers(text, feed, {"w", "v"}));
-      return executor.run(feed);
-    }, expected);
+    expect_exact_everywhere(
+        [&] {
+          TensorMap feed = feed_of(np, inputs);
+          ref::Executor executor(with_initializers(text, feed, {"w", "v"}));
+          return executor.run(feed);
+        },
+        expected);
   }
 }
 
@@ -125,8 +129,9 @@ v = (rng.randn(1, 3, 7, 9, 11) * 4).astype(t); k = (rng.randn(5, 3, 2, 3, 2) * 4
 save('v', v); save('k', k); save('c', b[:5])
 save('z', seq_conv(v, k, b[:5], (1, 0, 2, 0, 1, 1), (2, 1, 3), (2, 1, 3)).astype(t))
 )");
-    const std::string type = std::string(dtype) == "float32" ? "float"
-                             : std::string(dtype) == "float64" ? "double" : "float16";
+    const std::string type = std::string(dtype) == "float32"   ? "float"
+                             : std::string(dtype) == "float64" ? "double"
+                                                               : "float16";
     const std::string text = fmt::format(R"(
       <ir_version: 8, opset_import: ["" : 13]>
       g ({0}[2,17,39,14] x, {0}[13,17,3,3] w, {0}[13] b, {0}[1,3,7,9,11] v, {0}[5,3,2,3,2] k,
@@ -135,16 +140,19 @@ save('z', seq_conv(v, k, b[:5], (1, 0, 2, 0, 1, 1), (2, 1, 3), (2, 1, 3)).astype
         u = Conv<pads = [2, 1, 0, 3], dilations = [2, 1]>(x, w, b)
         z = Conv<pads = [1, 0, 2, 0, 1, 1], strides = [2, 1, 3], dilations = [2, 1, 3]>(v, k, c)
       }}
-    )", type);
+    )",
+                                         type);
     const std::map<std::string, Tensor> expected = {
         {"y", np.at("y")}, {"u", np.at("u")}, {"z", np.at("z")}};
     const std::vector<std::string> inputs = {"x", "w", "b", "v", "k", "c"};
     expect_exact_everywhere([&] { return run_text_model(text, feed_of(np, inputs)); }, expected);
-    expect_exact_everywhere([&] {
-      TensorMap feed = feed_of(np, inputs);
-      ref::Executor executor(with_initializers(text, feed, {"w", "k"}));
-      return executor.run(feed);
-    }, expected);
+    expect_exact_everywhere(
+        [&] {
+          TensorMap feed = feed_of(np, inputs);
+          ref::Executor executor(with_initializers(text, feed, {"w", "k"}));
+          return executor.run(feed);
+        },
+        expected);
   }
 }
 
@@ -159,12 +167,15 @@ acc = acc + a[0, 1] * b[1, 0]
 save('a', a); save('b', b); save('ab', np.full((1, 1), acc))
 )");
   ASSERT_EQ(np.at("ab").data<double>()[0], std::ldexp(1.0, -29));
-  expect_exact_everywhere([&] {
-    return run_text_model(R"(
+  expect_exact_everywhere(
+      [&] {
+        return run_text_model(R"(
       <ir_version: 8, opset_import: ["" : 13]>
       g (double[1,2] a, double[2,1] b) => (double ab) { ab = MatMul(a, b) }
-    )", feed_of(np, {"a", "b"}));
-  }, {{"ab", np.at("ab")}});
+    )",
+                              feed_of(np, {"a", "b"}));
+      },
+      {{"ab", np.at("ab")}});
 }
 
 }  // namespace

@@ -74,8 +74,7 @@ TEST(GradientKernel, RefusesOpsOutsideTheDifferentiatedSet) {
       }
     )"));
   });
-  EXPECT_NE(e.find("(Softplus) between xs and y cannot be differentiated"), std::string::npos)
-      << e;
+  EXPECT_NE(e.find("(Softplus) between xs and y cannot be differentiated"), std::string::npos) << e;
   EXPECT_NE(e.find("differentiable ops: [Add, Sub"), std::string::npos) << e;
 }
 

@@ -85,7 +85,8 @@ TEST(ElementwiseKernels, IntegerDivisionByZeroIsAnError) {
                    }());
   });
   EXPECT_NE(message.find("failed to run node 'Div_0' (Div): integer division by zero"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

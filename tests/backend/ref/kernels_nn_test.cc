@@ -35,7 +35,8 @@ save('i', i); save('j', j); save('ij', np.matmul(i.astype(np.int64), j).astype(n
     }
   )",
                                  feed_of(np, {"a", "b", "v", "i", "j"}));
-  for (const char* n : {"ab", "vb", "av"}) EXPECT_TRUE(tensors_close(out.at(n), np.at(n), kRtol, kAtol)) << n;
+  for (const char* n : {"ab", "vb", "av"})
+    EXPECT_TRUE(tensors_close(out.at(n), np.at(n), kRtol, kAtol)) << n;
   EXPECT_TRUE(tensors_identical(out.at("ij"), np.at("ij")));
 }
 
@@ -59,7 +60,8 @@ save('w', (A.T @ B.T).astype(np.float32))
     }
   )",
                                  feed_of(np, {"a", "b", "c", "d"}));
-  for (const char* n : {"y", "z", "w"}) EXPECT_TRUE(tensors_close(out.at(n), np.at(n), kRtol, kAtol)) << n;
+  for (const char* n : {"y", "z", "w"})
+    EXPECT_TRUE(tensors_close(out.at(n), np.at(n), kRtol, kAtol)) << n;
 }
 
 // A direct NumPy convolution: explicit zero padding, then one tensordot per output position.
@@ -103,7 +105,8 @@ save('xs', xs); save('ws', ws)
 save('upper', conv(f64(xs), f64(ws), None, [2, 2], [1, 1, 2, 2], [1, 1], 1).astype(np.float32))
 save('lower', conv(f64(xs), f64(ws), None, [2, 2], [2, 2, 1, 1], [1, 1], 1).astype(np.float32))
 )");
-  TensorMap out = run_text_model(R"(
+  TensorMap out =
+      run_text_model(R"(
     <ir_version: 8, opset_import: ["" : 11]>
     g (float[2,4,9,8] x2, float[6,2,3,3] w2, float[6] b2, float[1,3,11] x1, float[2,3,4] w1,
        float[1,2,5,4,6] x3, float[3,2,2,3,2] w3, float[1,1,7,7] xs, float[1,1,4,4] ws)
@@ -115,7 +118,7 @@ save('lower', conv(f64(xs), f64(ws), None, [2, 2], [2, 2, 1, 1], [1, 1], 1).asty
       lower = Conv<strides = [2, 2], auto_pad = "SAME_LOWER">(xs, ws)
     }
   )",
-                                 feed_of(np, {"x2", "w2", "b2", "x1", "w1", "x3", "w3", "xs", "ws"}));
+                     feed_of(np, {"x2", "w2", "b2", "x1", "w1", "x3", "w3", "xs", "ws"}));
   for (const char* n : {"y2", "y1", "y3", "upper", "lower"})
     EXPECT_TRUE(tensors_close(out.at(n), np.at(n), kRtol, kAtol)) << n;
 }

@@ -56,7 +56,8 @@ TEST(ShapeKernels, ReshapeHonoursAllowZeroAndRejectsBadShapes) {
   });
   EXPECT_NE(message.find("failed to run node 'Reshape_0' (Reshape): input of shape (2, 3) "
                          "cannot be reshaped to [4, -1]"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
 }
 
 TEST(ShapeKernels, TransposeAndConcatMoveStrings) {

@@ -44,18 +44,20 @@ const char* kConstantOfShape = R"(
 TEST(Limits, ConstantOfShapeWhoseElementCountOverflowsNamesTheNode) {
   for (const Shape& s : {Shape{k2p31, k2p31, 4}, Shape{k2p32, k2p32}, Shape{k2p62, 4}}) {
     const int64_t rank = static_cast<int64_t>(s.size());
-    std::string m = run_error(kConstantOfShape, feed1("shape", Tensor::from_vector<int64_t>({rank}, s)));
+    std::string m =
+        run_error(kConstantOfShape, feed1("shape", Tensor::from_vector<int64_t>({rank}, s)));
     EXPECT_TRUE(has(m, "failed to run node 'ConstantOfShape_0' (ConstantOfShape): ")) << m;
     EXPECT_TRUE(has(m, "overflows a 64-bit integer")) << m;
   }
 }
 
 TEST(Limits, ConstantOfShapeAboveTheElementLimitIsRefusedBeforeAllocating) {
-  std::string m = run_error(
-      kConstantOfShape, feed1("shape", Tensor::from_vector<int64_t>({2}, {1 << 20, 1 << 20})));
-  EXPECT_TRUE(has(m, "failed to run node 'ConstantOfShape_0' (ConstantOfShape): failed to create "
-                     "a float32 tensor of shape (1048576, 1048576): its 1099511627776 elements "
-                     "exceed the limit of 536870912 elements per tensor"))
+  std::string m = run_error(kConstantOfShape,
+                            feed1("shape", Tensor::from_vector<int64_t>({2}, {1 << 20, 1 << 20})));
+  EXPECT_TRUE(has(m,
+                  "failed to run node 'ConstantOfShape_0' (ConstantOfShape): failed to create "
+                  "a float32 tensor of shape (1048576, 1048576): its 1099511627776 elements "
+                  "exceed the limit of 536870912 elements per tensor"))
       << m;
 }
 
@@ -64,8 +66,9 @@ TEST(Limits, TheMemoryLimitCountsWhatTheRunHolds) {
   options.limits.max_memory_bytes = 1 << 20;
   std::string m = run_error(
       kConstantOfShape, feed1("shape", Tensor::from_vector<int64_t>({2}, {1024, 1024})), options);
-  EXPECT_TRUE(has(m, "(ConstantOfShape): failed to create a float32 tensor of shape (1024, 1024) "
-                     "(4.00 MiB)"))
+  EXPECT_TRUE(has(m,
+                  "(ConstantOfShape): failed to create a float32 tensor of shape (1024, 1024) "
+                  "(4.00 MiB)"))
       << m;
   EXPECT_TRUE(has(m, "exceeds the memory limit of 1.00 MiB; raise it with --limit-memory")) << m;
 }
@@ -95,8 +98,9 @@ TEST(Limits, ConcatWhoseAxisSumOverflowsIsRefused) {
       g (float[?, 0] a, float[?, 0] b) => (float[?, 0] y) { y = Concat<axis = 0>(a, b) }
     )",
                             f);
-  EXPECT_TRUE(has(m, "failed to run node 'Concat_0' (Concat): failed to compute the output's "
-                     "concat axis: 4611686018427387904 + 4611686018427387904 overflows"))
+  EXPECT_TRUE(has(m,
+                  "failed to run node 'Concat_0' (Concat): failed to compute the output's "
+                  "concat axis: 4611686018427387904 + 4611686018427387904 overflows"))
       << m;
 }
 
@@ -157,7 +161,8 @@ save('x', x)
 save('max', np.array(mx, np.float32).reshape(1, 1, -1))
 save('avg', np.array(avg, np.float32).reshape(1, 1, -1))
 )");
-  const std::string attrs = fmt::format("kernel_shape = [{0}], pads = [{0}, {0}], strides = [{0}]", k);
+  const std::string attrs =
+      fmt::format("kernel_shape = [{0}], pads = [{0}, {0}], strides = [{0}]", k);
   TensorMap out = run_text_model(fmt::format(R"(
       <ir_version: 8, opset_import: ["" : 19]>
       g (float[1, 1, 4] x) => (float[1, 1, ?] m, float[1, 1, ?] a) {{
@@ -184,8 +189,9 @@ TEST(Limits, ConvWithPadsAndStridesWhoseLayoutOverflowsIsRefused) {
     )",
                                         big),
                             f);
-  EXPECT_TRUE(has(m, "failed to run node 'Conv_0' (Conv): failed to compute the size of the "
-                     "padded input: "))
+  EXPECT_TRUE(has(m,
+                  "failed to run node 'Conv_0' (Conv): failed to compute the size of the "
+                  "padded input: "))
       << m;
   EXPECT_TRUE(has(m, "overflows a 64-bit integer")) << m;
 }
@@ -212,9 +218,10 @@ TEST(Limits, ALoopWithAHugeTripCountStopsAtTheIterationLimit) {
   ExecutorOptions options;
   options.limits.max_loop_iterations = 1000;
   std::string m = run_error(kEndlessLoop, loop_feed(1'000'000'000'000'000), options);
-  EXPECT_TRUE(has(m, "failed to run node 'Loop_0' (Loop): stopped after 1000 iterations of a "
-                     "trip count of 1000000000000000: that is the limit of iterations per Loop; "
-                     "raise it with --limit-loop-iterations"))
+  EXPECT_TRUE(has(m,
+                  "failed to run node 'Loop_0' (Loop): stopped after 1000 iterations of a "
+                  "trip count of 1000000000000000: that is the limit of iterations per Loop; "
+                  "raise it with --limit-loop-iterations"))
       << m;
   // Below the limit the loop runs to its trip count.
   Executor e(model_from_text(kEndlessLoop), options);
@@ -229,8 +236,9 @@ TEST(Limits, ARunLongerThanItsWallTimeLimitStops) {
   // The check runs before every node and every iteration: the body's node or the Loop stops.
   EXPECT_TRUE(has(m, "failed to run node 'Loop_0' (Loop): ")) << m;
   EXPECT_TRUE(has(m, "stopped after ")) << m;
-  EXPECT_TRUE(has(m, "the run took longer than the limit of 0.2 s per run; raise it with "
-                     "--limit-run-seconds"))
+  EXPECT_TRUE(has(m,
+                  "the run took longer than the limit of 0.2 s per run; raise it with "
+                  "--limit-run-seconds"))
       << m;
 }
 

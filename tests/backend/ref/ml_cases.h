@@ -54,7 +54,9 @@ inline MlCase ml_case(const std::string& body) {
       "import onnx\n"
       "from onnx import helper as oh, TensorProto as TP, numpy_helper as nh\n"
       "rng = np.random.RandomState(0)\n"
-      "OUT = '" + dir.path().string() + "'\n"
+      "OUT = '" +
+      dir.path().string() +
+      "'\n"
       "def save(name, a):\n"
       "    a = np.asarray(a, order='C')\n"
       "    if a.dtype.kind == 'U':\n"
@@ -79,7 +81,8 @@ inline MlCase ml_case(const std::string& body) {
       "    return t\n"
       "def ml_model(nodes, inputs, outputs, ml_opset=3):\n"
       "    g = oh.make_graph(nodes, 'g', inputs, outputs)\n"
-      "    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 17), oh.make_opsetid(ML, ml_opset)])\n"
+      "    m = oh.make_model(g, opset_imports=[oh.make_opsetid('', 17), oh.make_opsetid(ML, "
+      "ml_opset)])\n"
       "    m.ir_version = 8\n"
       "    onnx.save(m, OUT + '/model.onnx')\n" +
       body;
@@ -123,12 +126,12 @@ inline ::testing::AssertionResult ml_close(const Tensor& actual, const Tensor& e
         if (actual.data<std::string>()[i] != expected.data<std::string>()[i]) {
           a = actual.data<std::string>()[i];
           e = expected.data<std::string>()[i];
-          return ::testing::AssertionFailure() << "element " << i << " is '" << a
-                                               << "', expected '" << e << "'";
+          return ::testing::AssertionFailure()
+                 << "element " << i << " is '" << a << "', expected '" << e << "'";
         }
-    return ::testing::AssertionFailure() << "got " << dtype_name(actual.dtype()) << " "
-                                         << shape_str(actual.shape()) << ", expected strings "
-                                         << shape_str(expected.shape());
+    return ::testing::AssertionFailure()
+           << "got " << dtype_name(actual.dtype()) << " " << shape_str(actual.shape())
+           << ", expected strings " << shape_str(expected.shape());
   }
   return tensors_close(actual, expected, rtol, atol);
 }
@@ -235,7 +238,6 @@ save('expect_coded', np.array([1.5, 0.25, -2.0, 1.5, 0.75]))   # key 4 is repeat
 save('expect_coded_unique', np.array([0.5, 0.25, -2.0, 0.5, 0.75]))
 save('expect_from_nan', np.array(['nan', 'one', '_Unused'], dtype=object))
 )";
-
 
 // LinearRegressor with two targets; LinearClassifier with three classes (SOFTMAX) and a binary
 // one (one coefficient row, two string labels).

@@ -22,7 +22,9 @@ void expect_case_matches_numpy(const std::string& script) {
 TEST(MlOps, PreprocessingMatchesNumPy) { expect_case_matches_numpy(kMlPreprocessCase); }
 TEST(MlOps, IntegerBinarizerMatchesNumPy) { expect_case_matches_numpy(kMlBinarizerIntCase); }
 TEST(MlOps, EncodersMatchNumPy) { expect_case_matches_numpy(kMlEncodersCase); }
-TEST(MlOps, LabelEncoderOpset4TensorsMatchNumPy) { expect_case_matches_numpy(kMlLabelEncoder4Case); }
+TEST(MlOps, LabelEncoderOpset4TensorsMatchNumPy) {
+  expect_case_matches_numpy(kMlLabelEncoder4Case);
+}
 TEST(MlOps, LinearModelsMatchNumPy) { expect_case_matches_numpy(kMlLinearCase); }
 TEST(MlOps, PostTransformsMatchNumPy) { expect_case_matches_numpy(kMlPostTransformCase); }
 TEST(MlOps, TreeEnsembleRegressorMatchesNumPy) {
@@ -55,25 +57,28 @@ TEST(MlOps, AttributesOutsideTheSpecificationAreRefused) {
                 .find("attribute 'post_transform' is 'SIGMOID'; it must be one of NONE, "
                       "LOGISTIC, SOFTMAX, SOFTMAX_ZERO, PROBIT"),
             std::string::npos);
-  EXPECT_NE(prepare_error("ml('TreeEnsembleRegressor', ['x'], ['y'], nodes_treeids=[0, 0], "
-                          "nodes_nodeids=[0, 1], nodes_featureids=[0, 0], nodes_modes=['BRANCH_LEQ', 'LEAF'], "
-                          "nodes_values=[0.0, 0.0], nodes_truenodeids=[1, 0], nodes_falsenodeids=[5, 0])")
-                .find("node 0 of tree 0 has false branch 5, which is not a node of that tree"),
-            std::string::npos);
+  EXPECT_NE(
+      prepare_error(
+          "ml('TreeEnsembleRegressor', ['x'], ['y'], nodes_treeids=[0, 0], "
+          "nodes_nodeids=[0, 1], nodes_featureids=[0, 0], nodes_modes=['BRANCH_LEQ', 'LEAF'], "
+          "nodes_values=[0.0, 0.0], nodes_truenodeids=[1, 0], nodes_falsenodeids=[5, 0])")
+          .find("node 0 of tree 0 has false branch 5, which is not a node of that tree"),
+      std::string::npos);
   EXPECT_NE(prepare_error("ml('OneHotEncoder', ['x'], ['y'])")
                 .find("exactly one of attributes 'cats_int64s' and 'cats_strings' must be set; "
                       "neither are"),
             std::string::npos);
-  EXPECT_NE(prepare_error("ml('TreeEnsemble', ['x'], ['y'], n_targets=1, aggregate_function=7, "
-                          "nodes_featureids=[0], nodes_truenodeids=[0], nodes_trueleafs=[1], "
-                          "nodes_falsenodeids=[0], nodes_falseleafs=[1], tree_roots=[0], "
-                          "leaf_targetids=[0], leaf_weights=nh.from_array(np.array([1], np.float32)), "
-                          "nodes_modes=nh.from_array(np.array([0], np.uint8)), "
-                          "nodes_splits=nh.from_array(np.array([0], np.float32)))",
-                          5)
-                .find("attribute 'aggregate_function' is 7; it must be 0 (AVERAGE), 1 (SUM), 2 "
-                      "(MIN) or 3 (MAX)"),
-            std::string::npos);
+  EXPECT_NE(
+      prepare_error("ml('TreeEnsemble', ['x'], ['y'], n_targets=1, aggregate_function=7, "
+                    "nodes_featureids=[0], nodes_truenodeids=[0], nodes_trueleafs=[1], "
+                    "nodes_falsenodeids=[0], nodes_falseleafs=[1], tree_roots=[0], "
+                    "leaf_targetids=[0], leaf_weights=nh.from_array(np.array([1], np.float32)), "
+                    "nodes_modes=nh.from_array(np.array([0], np.uint8)), "
+                    "nodes_splits=nh.from_array(np.array([0], np.float32)))",
+                    5)
+          .find("attribute 'aggregate_function' is 7; it must be 0 (AVERAGE), 1 (SUM), 2 "
+                "(MIN) or 3 (MAX)"),
+      std::string::npos);
 }
 
 TEST(MlOps, ArrayFeatureExtractorRefusesAnIndexOutsideTheLastAxis) {
@@ -95,9 +100,9 @@ ml_model([ml('ArrayFeatureExtractor', ['x', 'i'], ['y'])], [vi('x', TP.FLOAT, [2
 // A map built from parallel keys and values.
 template <typename K, typename V>
 Value map_value(const std::vector<K>& keys, const std::vector<V>& values) {
-  return Value::make_map(sorted_map_from_entries(
-      Tensor::from_vector<K>({int64_t(keys.size())}, keys),
-      Tensor::from_vector<V>({int64_t(values.size())}, values)));
+  return Value::make_map(
+      sorted_map_from_entries(Tensor::from_vector<K>({int64_t(keys.size())}, keys),
+                              Tensor::from_vector<V>({int64_t(values.size())}, values)));
 }
 
 TEST(MlMaps, ZipMapMakesOneMapPerRow) {
@@ -118,8 +123,7 @@ save('values', x[:, order])
   EXPECT_EQ(z.type_str(), "seq(map(string, float32))");
   const Tensor& values = m.tensor("values");
   for (int64_t i = 0; i < 3; ++i) {
-    EXPECT_TRUE(z.maps[i].keys.equals(
-        Tensor::from_vector<std::string>({4}, {"a", "b", "c", "d"})));
+    EXPECT_TRUE(z.maps[i].keys.equals(Tensor::from_vector<std::string>({4}, {"a", "b", "c", "d"})));
     EXPECT_TRUE(tensors_identical(
         z.maps[i].values,
         Tensor::from_vector<float>({4}, std::vector<float>(values.data<float>() + i * 4,
@@ -151,8 +155,7 @@ TEST(MlMaps, DictVectorizerPlacesTheValuesOfTheVocabulary) {
   auto out = m.run({{"m", map_value<std::string, float>({"b", "a", "zz"}, {2.5f, -1, 9})}});
   EXPECT_TRUE(tensors_identical(out.at(0).value.tensor,
                                 Tensor::from_vector<float>({1, 4}, {0, -1, 0, 2.5f})));
-  std::string message =
-      error_of([&] { m.run({{"m", map_value<int64_t, float>({1}, {1.0f})}}); });
+  std::string message = error_of([&] { m.run({{"m", map_value<int64_t, float>({1}, {1.0f})}}); });
   EXPECT_NE(message.find("input X has int64 keys but the vocabulary is string"), std::string::npos)
       << message;
   message = error_of([&] { m.run({{"m", Tensor::scalar<float>(1)}}); });
@@ -161,20 +164,17 @@ TEST(MlMaps, DictVectorizerPlacesTheValuesOfTheVocabulary) {
 
 TEST(MlMaps, CastMapDenseAndSparse) {
   Value in = map_value<int64_t, float>({4, 0, 2}, {1.75f, -2.5f, 3.0f});
-  MapModel dense = map_model(
-      "ml('CastMap', ['m'], ['y'], cast_to='TO_INT64')", 7, 1, 7);
+  MapModel dense = map_model("ml('CastMap', ['m'], ['y'], cast_to='TO_INT64')", 7, 1, 7);
   EXPECT_TRUE(tensors_identical(dense.run({{"m", in}}).at(0).value.tensor,
                                 Tensor::from_vector<int64_t>({1, 3}, {-2, 3, 1})));
-  MapModel sparse = map_model(
-      "ml('CastMap', ['m'], ['y'], map_form='SPARSE', max_map=4)",
-      7, 1, 1);
+  MapModel sparse = map_model("ml('CastMap', ['m'], ['y'], map_form='SPARSE', max_map=4)", 7, 1, 1);
   EXPECT_TRUE(tensors_identical(sparse.run({{"m", in}}).at(0).value.tensor,
                                 Tensor::from_vector<float>({1, 4}, {-2.5f, 0, 3.0f, 0})));
-  MapModel strings = map_model(
-      "ml('CastMap', ['m'], ['y'], cast_to='TO_FLOAT')", 7, 8, 1);
+  MapModel strings = map_model("ml('CastMap', ['m'], ['y'], cast_to='TO_FLOAT')", 7, 8, 1);
   EXPECT_TRUE(tensors_identical(
       strings.run({{"m", map_value<int64_t, std::string>({1, 0}, {"2.5", "-1e3"})}})
-          .at(0).value.tensor,
+          .at(0)
+          .value.tensor,
       Tensor::from_vector<float>({1, 2}, {-1000.0f, 2.5f})));
   std::string message = error_of([&] {
     strings.run({{"m", map_value<int64_t, std::string>({1}, {"2.5kg"})}});

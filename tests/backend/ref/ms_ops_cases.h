@@ -14,9 +14,9 @@
 namespace parity::testing {
 
 struct MsOpCase {
-  std::string name;                  // a gtest name: letters, digits, underscores
-  std::string model;                 // ONNX text
-  std::string numpy;                 // saves every input and output named below
+  std::string name;   // a gtest name: letters, digits, underscores
+  std::string model;  // ONNX text
+  std::string numpy;  // saves every input and output named below
   std::vector<std::string> inputs, outputs;
   // Empty when ONNX Runtime's CPU provider runs the op; otherwise the start of the error ONNX
   // Runtime gives (the differential test checks that it still gives it, and compares that case
@@ -83,20 +83,25 @@ def unpack(b, bits):  # uint8 [..., bytes] -> values [..., bytes * 8 / bits], lo
 inline std::vector<MsOpCase> ms_op_cases() {
   const std::string header = R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>)";
   std::vector<MsOpCase> c;
-  c.push_back({"Gelu", header + R"(
+  c.push_back({"Gelu",
+               header + R"(
     g (float[2,3,8] x) => (float[2,3,8] y) { y = com.microsoft.Gelu(x) })",
                R"(
 x = f32(rng.randn(2, 3, 8) * 2); save('x', x); save('y', f32(gelu(D(x))))
 )",
-               {"x"}, {"y"}});
-  c.push_back({"BiasGelu", header + R"(
+               {"x"},
+               {"y"}});
+  c.push_back({"BiasGelu",
+               header + R"(
     g (float[2,3,8] a, float[8] b) => (float[2,3,8] y) { y = com.microsoft.BiasGelu(a, b) })",
                R"(
 a = f32(rng.randn(2, 3, 8) * 2); b = f32(rng.randn(8)); save('a', a); save('b', b)
 save('y', f32(gelu(D(a) + D(b))))
 )",
-               {"a", "b"}, {"y"}});
-  c.push_back({"FastGeluWithAndWithoutBias", header + R"(
+               {"a", "b"},
+               {"y"}});
+  c.push_back({"FastGeluWithAndWithoutBias",
+               header + R"(
     g (float[2,3,8] x, float[8] b) => (float[2,3,8] y, float[2,3,8] z) {
       y = com.microsoft.FastGelu(x, b)
       z = com.microsoft.FastGelu(x)
@@ -105,8 +110,10 @@ save('y', f32(gelu(D(a) + D(b))))
 x = f32(rng.randn(2, 3, 8) * 2); b = f32(rng.randn(8)); save('x', x); save('b', b)
 save('y', f32(gelu_tanh(D(x) + D(b)))); save('z', f32(gelu_tanh(D(x))))
 )",
-               {"x", "b"}, {"y", "z"}});
-  c.push_back({"QuickGeluDefaultAndGivenAlpha", header + R"(
+               {"x", "b"},
+               {"y", "z"}});
+  c.push_back({"QuickGeluDefaultAndGivenAlpha",
+               header + R"(
     g (float[4,8] x) => (float[4,8] y, float[4,8] z) {
       y = com.microsoft.QuickGelu(x)
       z = com.microsoft.QuickGelu<alpha = 1.5>(x)
@@ -115,8 +122,10 @@ save('y', f32(gelu_tanh(D(x) + D(b)))); save('z', f32(gelu_tanh(D(x))))
 x = f32(rng.randn(4, 8) * 3); save('x', x); X = D(x)
 save('y', f32(X / (1 + np.exp(-eps32(1.702) * X)))); save('z', f32(X / (1 + np.exp(-1.5 * X))))
 )",
-               {"x"}, {"y", "z"}});
-  c.push_back({"BiasAdd", header + R"(
+               {"x"},
+               {"y", "z"}});
+  c.push_back({"BiasAdd",
+               header + R"(
     g (float[2,4,8] x, float[8] b, float[2,4,8] s) => (float[2,4,8] y) {
       y = com.microsoft.BiasAdd(x, b, s)
     })",
@@ -124,10 +133,12 @@ save('y', f32(X / (1 + np.exp(-eps32(1.702) * X)))); save('z', f32(X / (1 + np.e
 x = f32(rng.randn(2, 4, 8)); b = f32(rng.randn(8)); s = f32(rng.randn(2, 4, 8))
 save('x', x); save('b', b); save('s', s); save('y', f32(D(x) + D(b) + D(s)))
 )",
-               {"x", "b", "s"}, {"y"},
+               {"x", "b", "s"},
+               {"y"},
                // ONNX Runtime implements BiasAdd for CUDA and ROCm only.
                "Could not find an implementation for BiasAdd(1)"});
-  c.push_back({"SkipLayerNormalizationWithBetaBiasAndSum", header + R"(
+  c.push_back({"SkipLayerNormalizationWithBetaBiasAndSum",
+               header + R"(
     g (float[2,3,16] x, float[2,3,16] s, float[16] g, float[16] b, float[16] bias)
       => (float[2,3,16] y, float[2,3,1] mean, float[2,3,1] inv, float[2,3,16] sum) {
       y, mean, inv, sum = com.microsoft.SkipLayerNormalization<epsilon = 0.00001>(x, s, g, b, bias)
@@ -140,9 +151,11 @@ S = D(x) + D(s) + D(bias)
 save('y', f32(layer_norm(S, D(g), D(b), eps32(1e-5)))); save('sum', f32(S))
 save('mean', f32(S.mean(-1, keepdims=True))); save('inv', f32(1 / np.sqrt(S.var(-1, keepdims=True) + eps32(1e-5))))
 )",
-               {"x", "s", "g", "b", "bias"}, {"y", "mean", "inv", "sum"}});
+               {"x", "s", "g", "b", "bias"},
+               {"y", "mean", "inv", "sum"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"SkipLayerNormalizationWithoutBetaDefaultEpsilon", header + R"(
+  c.push_back({"SkipLayerNormalizationWithoutBetaDefaultEpsilon",
+               header + R"(
     g (float[2,3,16] x, float[2,3,16] s, float[16] g) => (float[2,3,16] y) {
       y = com.microsoft.SkipLayerNormalization(x, s, g)
     })",
@@ -151,8 +164,10 @@ x = f32(rng.randn(2, 3, 16)); s = f32(rng.randn(2, 3, 16)); g = f32(rng.randn(16
 save('x', x); save('s', s); save('g', g)
 save('y', f32(layer_norm(D(x) + D(s), D(g), 0.0, eps32(1e-12))))
 )",
-               {"x", "s", "g"}, {"y"}});
-  c.push_back({"SkipSimplifiedLayerNormalizationWithBiasAndSum", header + R"(
+               {"x", "s", "g"},
+               {"y"}});
+  c.push_back({"SkipSimplifiedLayerNormalizationWithBiasAndSum",
+               header + R"(
     g (float[2,3,16] x, float[2,3,16] s, float[16] g, float[16] bias)
       => (float[2,3,16] y, float[2,3,1] inv, float[2,3,16] sum) {
       y, , inv, sum = com.microsoft.SkipSimplifiedLayerNormalization<epsilon = 0.000001>(x, s, g, bias)
@@ -165,9 +180,11 @@ S = D(x) + D(s) + D(bias)
 save('y', f32(rms_norm(S, D(g), eps32(1e-6)))); save('sum', f32(S))
 save('inv', f32(1 / np.sqrt((S * S).mean(-1, keepdims=True) + eps32(1e-6))))
 )",
-               {"x", "s", "g", "bias"}, {"y", "inv", "sum"}});
+               {"x", "s", "g", "bias"},
+               {"y", "inv", "sum"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"SimplifiedLayerNormalizationWithInvStdVar", header + R"(
+  c.push_back({"SimplifiedLayerNormalizationWithInvStdVar",
+               header + R"(
     g (float[2,3,16] x, float[16] g) => (float[2,3,16] y, float[2,3,1] inv) {
       y, inv = SimplifiedLayerNormalization<axis = -1, epsilon = 0.00001>(x, g)
     })",
@@ -176,8 +193,10 @@ x = f32(rng.randn(2, 3, 16) * 3); g = f32(rng.randn(16)); save('x', x); save('g'
 X = D(x); e = eps32(1e-5)
 save('y', f32(rms_norm(X, D(g), e))); save('inv', f32(1 / np.sqrt((X * X).mean(-1, keepdims=True) + e)))
 )",
-               {"x", "g"}, {"y", "inv"}});
-  c.push_back({"EmbedLayerNormalizationWithSegmentsAndMask", header + R"(
+               {"x", "g"},
+               {"y", "inv"}});
+  c.push_back({"EmbedLayerNormalizationWithSegmentsAndMask",
+               header + R"(
     g (int32[2,5] ids, int32[2,5] seg, float[10,8] we, float[6,8] pe, float[2,8] se, float[8] g,
        float[8] b, int32[2,5] mask) => (float[2,5,8] y, int32[2] mi, float[2,5,8] sum) {
       y, mi, sum = com.microsoft.EmbedLayerNormalization<epsilon = 0.00001>(ids, seg, we, pe, se, g, b, mask)
@@ -192,8 +211,10 @@ S = D(we)[ids] + D(pe)[np.arange(5)][None] + D(se)[seg]
 save('y', f32(layer_norm(S, D(g), D(b), eps32(1e-5)))); save('sum', f32(S))
 save('mi', (mask == 1).sum(1).astype(np.int32))
 )",
-               {"ids", "seg", "we", "pe", "se", "g", "b", "mask"}, {"y", "mi", "sum"}});
-  c.push_back({"FusedMatMulTransposesAndAlpha", header + R"(
+               {"ids", "seg", "we", "pe", "se", "g", "b", "mask"},
+               {"y", "mi", "sum"}});
+  c.push_back({"FusedMatMulTransposesAndAlpha",
+               header + R"(
     g (float[2,3,4] a, float[2,5,4] b, float[4,3] a2, float[4,5] b2) => (float[2,3,5] y, float[3,5] z) {
       y = com.microsoft.FusedMatMul<alpha = 0.5, transB = 1>(a, b)
       z = com.microsoft.FusedMatMul<transA = 1>(a2, b2)
@@ -203,8 +224,10 @@ a = f32(rng.randn(2, 3, 4)); b = f32(rng.randn(2, 5, 4)); a2 = f32(rng.randn(4, 
 for n, v in [('a', a), ('b', b), ('a2', a2), ('b2', b2)]: save(n, v)
 save('y', f32(0.5 * D(a) @ D(b).transpose(0, 2, 1))); save('z', f32(D(a2).T @ D(b2)))
 )",
-               {"a", "b", "a2", "b2"}, {"y", "z"}});
-  c.push_back({"FusedMatMulTransBatch", header + R"(
+               {"a", "b", "a2", "b2"},
+               {"y", "z"}});
+  c.push_back({"FusedMatMulTransBatch",
+               header + R"(
     g (float[3,2,4] a, float[2,4,5] b) => (float[2,3,5] y) {
       y = com.microsoft.FusedMatMul<transBatchA = 1>(a, b)
     })",
@@ -212,8 +235,10 @@ save('y', f32(0.5 * D(a) @ D(b).transpose(0, 2, 1))); save('z', f32(D(a2).T @ D(
 a = f32(rng.randn(3, 2, 4)); b = f32(rng.randn(2, 4, 5)); save('a', a); save('b', b)
 save('y', f32(D(a).transpose(1, 0, 2) @ D(b)))
 )",
-               {"a", "b"}, {"y"}});
-  c.push_back({"MatMulNBits4BitWithZeroPoints", header + R"(
+               {"a", "b"},
+               {"y"}});
+  c.push_back({"MatMulNBits4BitWithZeroPoints",
+               header + R"(
     g (float[2,3,32] a, uint8[6,2,8] q, float[12] s, uint8[6] zp) => (float[2,3,6] y) {
       y = com.microsoft.MatMulNBits<K = 32, N = 6, bits = 4, block_size = 16>(a, q, s, zp)
     })",
@@ -224,8 +249,10 @@ for n, v in [('a', a), ('q', q), ('s', s), ('zp', zp)]: save(n, v)
 W = (D(unpack(q, 4)) - D(unpack(zp.reshape(6, 1), 4))[:, :, None]) * D(s).reshape(6, 2, 1)
 save('y', f32(D(a) @ W.reshape(6, 32).T))
 )",
-               {"a", "q", "s", "zp"}, {"y"}});
-  c.push_back({"MatMulNBits8BitDefaultZeroPointAndBias", header + R"(
+               {"a", "q", "s", "zp"},
+               {"y"}});
+  c.push_back({"MatMulNBits8BitDefaultZeroPointAndBias",
+               header + R"(
     g (float[3,40] a, uint8[5,3,16] q, float[5,3] s, float[5] bias) => (float[3,5] y) {
       y = com.microsoft.MatMulNBits<K = 40, N = 5, bits = 8, block_size = 16>(a, q, s, , , bias)
     })",
@@ -236,9 +263,11 @@ for n, v in [('a', a), ('q', q), ('s', s), ('bias', bias)]: save(n, v)
 W = ((D(q) - 128) * D(s)[:, :, None]).reshape(5, 48)[:, :40]
 save('y', f32(D(a) @ W.T + D(bias)))
 )",
-               {"a", "q", "s", "bias"}, {"y"}});
+               {"a", "q", "s", "bias"},
+               {"y"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"FusedConvReluWithSum", header + R"(
+  c.push_back({"FusedConvReluWithSum",
+               header + R"(
     g (float[1,3,6,6] x, float[4,3,3,3] w, float[4] b, float[1,4,6,6] z) => (float[1,4,6,6] y) {
       y = com.microsoft.FusedConv<activation = "Relu", pads = [1, 1, 1, 1]>(x, w, b, z)
     })",
@@ -247,8 +276,10 @@ x = f32(rng.randn(1, 3, 6, 6)); w = f32(rng.randn(4, 3, 3, 3) * 0.3); b = f32(rn
 for n, v in [('x', x), ('w', w), ('b', b), ('z', z)]: save(n, v)
 save('y', f32(np.maximum(conv2d(D(x), D(w), D(b), 1) + D(z), 0)))
 )",
-               {"x", "w", "b", "z"}, {"y"}});
-  c.push_back({"FusedConvEveryActivation", header + R"(
+               {"x", "w", "b", "z"},
+               {"y"}});
+  c.push_back({"FusedConvEveryActivation",
+               header + R"(
     g (float[2,2,5,5] x, float[3,2,3,3] w, float[3] b)
       => (float[2,3,3,3] y, float[2,3,3,3] c, float[2,3,3,3] t, float[2,3,3,3] sg, float[2,3,3,3] hs) {
       y = com.microsoft.FusedConv<activation = "LeakyRelu", activation_params = [0.125]>(x, w, b)
@@ -265,8 +296,10 @@ save('y', f32(np.where(C < 0, 0.125 * C, C))); save('c', f32(np.clip(C, -0.5, 0.
 save('t', f32(np.tanh(C))); save('sg', f32(1 / (1 + np.exp(-conv2d(D(x), D(w), np.zeros(3), 0)))))
 save('hs', f32(np.clip(0.25 * C + 0.5, 0, 1)))
 )",
-               {"x", "w", "b"}, {"y", "c", "t", "sg", "hs"}});
-  c.push_back({"AttentionWithBiasAndRawMask", header + R"(
+               {"x", "w", "b"},
+               {"y", "c", "t", "sg", "hs"}});
+  c.push_back({"AttentionWithBiasAndRawMask",
+               header + R"(
     g (float[2,4,8] x, float[8,24] w, float[24] b, int32[2,4] mask) => (float[2,4,8] y) {
       y = com.microsoft.Attention<num_heads = 2>(x, w, b, mask)
     })",
@@ -278,8 +311,10 @@ P = D(x) @ D(w) + D(b); q, k, v = heads(P[..., :8], 2), heads(P[..., 8:16], 2), 
 bias = np.where(mask[:, None, None, :] == 0, eps32(-10000.0), 0.0)
 save('y', f32(merge(attend(q, k, v, 1 / np.sqrt(4), bias))))
 )",
-               {"x", "w", "b", "mask"}, {"y"}});
-  c.push_back({"AttentionUnidirectionalWithPast", header + R"(
+               {"x", "w", "b", "mask"},
+               {"y"}});
+  c.push_back({"AttentionUnidirectionalWithPast",
+               header + R"(
     g (float[2,3,8] x, float[8,24] w, float[24] b, float[2,2,2,2,4] past)
       => (float[2,3,8] y, float[2,2,2,5,4] present) {
       y, present = com.microsoft.Attention<num_heads = 2, unidirectional = 1>(x, w, b, , past)
@@ -294,8 +329,10 @@ s, t = np.arange(3)[:, None], np.arange(5)[None, :]
 bias = np.where(t > s + 2, eps32(-10000.0), 0.0)
 save('y', f32(merge(attend(q, k, v, 1 / np.sqrt(4), bias)))); save('present', f32(np.stack([k, v])))
 )",
-               {"x", "w", "b", "past"}, {"y", "present"}});
-  c.push_back({"MultiHeadAttentionCrossWithBiasAndPaddingMask", header + R"(
+               {"x", "w", "b", "past"},
+               {"y", "present"}});
+  c.push_back({"MultiHeadAttentionCrossWithBiasAndPaddingMask",
+               header + R"(
     g (float[2,3,8] q, float[2,5,8] k, float[2,5,8] v, float[24] b, int32[2,5] mask)
       => (float[2,3,8] y) {
       y = com.microsoft.MultiHeadAttention<num_heads = 2>(q, k, v, b, mask)
@@ -308,9 +345,11 @@ Q, K, V = heads(D(q) + D(b[:8]), 2), heads(D(k) + D(b[8:16]), 2), heads(D(v) + D
 bias = np.where(mask[:, None, None, :] == 0, eps32(-10000.0), 0.0)
 save('y', f32(merge(attend(Q, K, V, 1 / np.sqrt(4), bias))))
 )",
-               {"q", "k", "v", "b", "mask"}, {"y"}});
+               {"q", "k", "v", "b", "mask"},
+               {"y"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"MultiHeadAttentionWithPastAndAttentionBias", header + R"(
+  c.push_back({"MultiHeadAttentionWithPastAndAttentionBias",
+               header + R"(
     g (float[2,2,8] q, float[2,2,8] k, float[2,2,8] v, float[1,2,2,5] ab, float[2,2,3,4] pk,
        float[2,2,3,4] pv) => (float[2,2,8] y, float[2,2,5,4] ok, float[2,2,5,4] ov) {
       y, ok, ov = com.microsoft.MultiHeadAttention<num_heads = 2, scale = 0.25>(q, k, v, , , ab, pk, pv)
@@ -322,9 +361,11 @@ for n, a in [('q', q), ('k', k), ('v', v), ('ab', ab), ('pk', pk), ('pv', pv)]: 
 K = np.concatenate([D(pk), heads(D(k), 2)], 2); V = np.concatenate([D(pv), heads(D(v), 2)], 2)
 save('y', f32(merge(attend(heads(D(q), 2), K, V, 0.25, D(ab))))); save('ok', f32(K)); save('ov', f32(V))
 )",
-               {"q", "k", "v", "ab", "pk", "pv"}, {"y", "ok", "ov"}});
+               {"q", "k", "v", "ab", "pk", "pv"},
+               {"y", "ok", "ov"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"RotaryEmbeddingHalvesAndInterleaved", header + R"(
+  c.push_back({"RotaryEmbeddingHalvesAndInterleaved",
+               header + R"(
     g (float[2,3,16] x, int64[2,3] pos, float[10,4] cos, float[10,4] sin)
       => (float[2,3,16] y, float[2,3,16] z) {
       y = com.microsoft.RotaryEmbedding<num_heads = 2>(x, pos, cos, sin)
@@ -336,9 +377,11 @@ for n, a in [('x', x), ('pos', pos), ('cos', cos), ('sin', sin)]: save(n, a)
 X = D(x).reshape(2, 3, 2, 8); C = D(cos)[pos][:, :, None]; S = D(sin)[pos][:, :, None]
 save('y', f32(rope(X, C, S, False).reshape(2, 3, 16))); save('z', f32(rope(X, C, S, True).reshape(2, 3, 16)))
 )",
-               {"x", "pos", "cos", "sin"}, {"y", "z"}});
+               {"x", "pos", "cos", "sin"},
+               {"y", "z"}});
   // ONNX Runtime's CPU kernel wants head sizes that are multiples of 8 (16 with do_rotary).
-  c.push_back({"GroupQueryAttentionPrompt", header + R"(
+  c.push_back({"GroupQueryAttentionPrompt",
+               header + R"(
     g (float[1,4,32] q, float[1,4,16] k, float[1,4,16] v, int32[1] lens, int32 total)
       => (float[1,4,32] y, float[1,2,4,8] pk, float[1,2,4,8] pv) {
       y, pk, pv = com.microsoft.GroupQueryAttention<num_heads = 4, kv_num_heads = 2>(q, k, v, , , lens, total)
@@ -353,9 +396,11 @@ bias = np.where(t > s, -np.inf, 0.0)
 Y = attend(heads(D(q), 4), np.repeat(K, 2, 1), np.repeat(V, 2, 1), 1 / np.sqrt(8), bias)
 save('y', f32(merge(Y))); save('pk', f32(K)); save('pv', f32(V))
 )",
-               {"q", "k", "v", "lens", "total"}, {"y", "pk", "pv"}});
+               {"q", "k", "v", "lens", "total"},
+               {"y", "pk", "pv"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"GroupQueryAttentionDecodeWithRotary", header + R"(
+  c.push_back({"GroupQueryAttentionDecodeWithRotary",
+               header + R"(
     g (float[2,1,64] q, float[2,1,32] k, float[2,1,32] v, float[2,2,3,16] pk, float[2,2,3,16] pv,
        int32[2] lens, int32 total, float[8,8] cos, float[8,8] sin)
       => (float[2,1,64] y, float[2,2,4,16] ok, float[2,2,4,16] ov) {
@@ -374,9 +419,11 @@ bias = 0.0
 Y = attend(Q, np.repeat(K, 2, 1), np.repeat(V, 2, 1), 1 / np.sqrt(16), bias)
 save('y', f32(merge(Y))); save('ok', f32(K)); save('ov', f32(V))
 )",
-               {"q", "k", "v", "pk", "pv", "lens", "total", "cos", "sin"}, {"y", "ok", "ov"}});
+               {"q", "k", "v", "pk", "pv", "lens", "total", "cos", "sin"},
+               {"y", "ok", "ov"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"GroupQueryAttentionDecodeWithWindow", header + R"(
+  c.push_back({"GroupQueryAttentionDecodeWithWindow",
+               header + R"(
     g (float[2,1,64] q, float[2,1,32] k, float[2,1,32] v, float[2,2,3,16] pk, float[2,2,3,16] pv,
        int32[2] lens, int32 total, float[8,8] cos, float[8,8] sin)
       => (float[2,1,64] y, float[2,2,4,16] ok, float[2,2,4,16] ov) {
@@ -395,9 +442,11 @@ bias = np.where(t <= 3 - 2, -np.inf, 0.0)  # the last local_window_size keys, th
 Y = attend(Q, np.repeat(K, 2, 1), np.repeat(V, 2, 1), 1 / np.sqrt(16), bias)
 save('y', f32(merge(Y))); save('ok', f32(K)); save('ov', f32(V))
 )",
-               {"q", "k", "v", "pk", "pv", "lens", "total", "cos", "sin"}, {"y", "ok", "ov"}});
+               {"q", "k", "v", "pk", "pv", "lens", "total", "cos", "sin"},
+               {"y", "ok", "ov"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"GroupQueryAttentionSoftcapSmoothSoftmaxAndBias", header + R"(
+  c.push_back({"GroupQueryAttentionSoftcapSmoothSoftmaxAndBias",
+               header + R"(
     g (float[1,3,32] q, float[1,3,16] k, float[1,3,16] v, int32[1] lens, int32 total, float[1,4,3,3] ab)
       => (float[1,3,32] y) {
       y, , = com.microsoft.GroupQueryAttention<num_heads = 4, kv_num_heads = 2, softcap = 2.0,
@@ -416,9 +465,11 @@ m = np.maximum(sc.max(-1, keepdims=True), 0)  # smooth softmax: one more logit, 
 e = np.exp(sc - m); p = e / (e.sum(-1, keepdims=True) + np.exp(-m))
 save('y', f32(merge(p @ V)))
 )",
-               {"q", "k", "v", "lens", "total", "ab"}, {"y"}});
+               {"q", "k", "v", "lens", "total", "ab"},
+               {"y"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"EmbedLayerNormalizationWithPositionIdsNoSegmentsNoMask", header + R"(
+  c.push_back({"EmbedLayerNormalizationWithPositionIdsNoSegmentsNoMask",
+               header + R"(
     g (int32[2,4] ids, float[10,8] we, float[6,8] pe, float[8] g, float[8] b, int32[1,4] pos)
       => (float[2,4,8] y, int32[2] mi) {
       y, mi = com.microsoft.EmbedLayerNormalization(ids, , we, pe, , g, b, , pos)
@@ -430,8 +481,10 @@ for n, v in [('ids', ids), ('we', we), ('pe', pe), ('g', g), ('b', b), ('pos', p
 S = D(we)[ids] + D(pe)[pos[0]][None]
 save('y', f32(layer_norm(S, D(g), D(b), eps32(1e-12)))); save('mi', np.zeros(2, np.int32))  # no mask
 )",
-               {"ids", "we", "pe", "g", "b", "pos"}, {"y", "mi"}});
-  c.push_back({"SkipLayerNormalizationSkipSharedByTheBatch", header + R"(
+               {"ids", "we", "pe", "g", "b", "pos"},
+               {"y", "mi"}});
+  c.push_back({"SkipLayerNormalizationSkipSharedByTheBatch",
+               header + R"(
     g (float[2,3,16] x, float[1,3,16] s, float[16] g, float[16] b) => (float[2,3,16] y) {
       y = com.microsoft.SkipLayerNormalization<epsilon = 0.00001>(x, s, g, b)
     })",
@@ -440,8 +493,10 @@ x = f32(rng.randn(2, 3, 16)); s = f32(rng.randn(1, 3, 16)); g = f32(rng.randn(16
 for n, v in [('x', x), ('s', s), ('g', g), ('b', b)]: save(n, v)
 save('y', f32(layer_norm(D(x) + D(s), D(g), D(b), eps32(1e-5))))
 )",
-               {"x", "s", "g", "b"}, {"y"}});
-  c.push_back({"MatMulNBits2BitWithFloatZeroPoints", header + R"(
+               {"x", "s", "g", "b"},
+               {"y"}});
+  c.push_back({"MatMulNBits2BitWithFloatZeroPoints",
+               header + R"(
     g (float[4,64] a, uint8[3,2,8] q, float[3,2] s, float[6] zp) => (float[4,3] y) {
       y = com.microsoft.MatMulNBits<K = 64, N = 3, bits = 2, block_size = 32>(a, q, s, zp)
     })",
@@ -452,9 +507,11 @@ for n, v in [('a', a), ('q', q), ('s', s), ('zp', zp)]: save(n, v)
 W = (D(unpack(q, 2)) - D(zp).reshape(3, 2, 1)) * D(s)[:, :, None]
 save('y', f32(D(a) @ W.reshape(3, 64).T))
 )",
-               {"a", "q", "s", "zp"}, {"y"}});
+               {"a", "q", "s", "zp"},
+               {"y"}});
   c.back().ort_min_minor = 30;
-  c.push_back({"RotaryEmbedding4DWithStartPositionAndPartialRotation", header + R"(
+  c.push_back({"RotaryEmbedding4DWithStartPositionAndPartialRotation",
+               header + R"(
     g (float[1,2,3,16] x, int64[1] pos, float[12,4] cos, float[12,4] sin) => (float[1,2,3,16] y) {
       y = com.microsoft.RotaryEmbedding<rotary_embedding_dim = 8, num_heads = 2>(x, pos, cos, sin)
     })",
@@ -464,8 +521,10 @@ for n, a in [('x', x), ('pos', pos), ('cos', cos), ('sin', sin)]: save(n, a)
 p = 5 + np.arange(3)
 save('y', f32(rope(D(x), D(cos)[p][None, None], D(sin)[p][None, None], False)))
 )",
-               {"x", "pos", "cos", "sin"}, {"y"}});
-  c.push_back({"AttentionRightPaddingLengthsAndQkvSizes", header + R"(
+               {"x", "pos", "cos", "sin"},
+               {"y"}});
+  c.push_back({"AttentionRightPaddingLengthsAndQkvSizes",
+               header + R"(
     g (float[2,4,8] x, float[8,28] w, float[28] b, int32[2] lens) => (float[2,4,12] y) {
       y = com.microsoft.Attention<num_heads = 2, qkv_hidden_sizes = [8, 8, 12]>(x, w, b, lens)
     })",
@@ -478,10 +537,12 @@ t = np.arange(4)
 bias = np.where(t[None, None, None, :] >= lens[:, None, None, None], eps32(-10000.0), 0.0)
 save('y', f32(merge(attend(q, k, v, 1 / np.sqrt(4), bias))))
 )",
-               {"x", "w", "b", "lens"}, {"y"}});
+               {"x", "w", "b", "lens"},
+               {"y"}});
   // float16: the reference widens to double and rounds once to float16; ONNX Runtime works in
   // float16 or float32 steps, so it is compared within float16's precision.
-  c.push_back({"Float16GeluSkipLayerNormAndMatMulNBits", header + R"(
+  c.push_back({"Float16GeluSkipLayerNormAndMatMulNBits",
+               header + R"(
     g (float16[2,3,32] x, float16[2,3,32] s, float16[32] gm, float16[32] bt, uint8[8,2,8] q, float16[16] sc)
       => (float16[2,3,32] y, float16[2,3,32] n, float16[2,3,8] m) {
       y = com.microsoft.Gelu(x)
@@ -497,8 +558,13 @@ save('y', h(gelu(D(x)))); save('n', h(layer_norm(D(x) + D(s), D(gm), D(bt), eps3
 W = (D(unpack(q, 4)) - 8) * D(sc).reshape(8, 2, 1)
 save('m', h(D(x) @ W.reshape(8, 32).T))
 )",
-               {"x", "s", "gm", "bt", "q", "sc"}, {"y", "n", "m"}, "", 1e-2, 1e-2});
-  c.push_back({"AttentionPerQueryMaskAndAttentionBias", header + R"(
+               {"x", "s", "gm", "bt", "q", "sc"},
+               {"y", "n", "m"},
+               "",
+               1e-2,
+               1e-2});
+  c.push_back({"AttentionPerQueryMaskAndAttentionBias",
+               header + R"(
     g (float[1,3,8] x, float[8,24] w, float[24] b, int32[1,3,3] mask, float[1,2,3,3] ab) => (float[1,3,8] y) {
       y = com.microsoft.Attention<num_heads = 2, mask_filter_value = -1000.0, scale = 0.3>(x, w, b, mask, , ab)
     })",
@@ -510,8 +576,10 @@ P = D(x) @ D(w) + D(b); q, k, v = heads(P[..., :8], 2), heads(P[..., 8:16], 2), 
 bias = np.where(mask[:, None] == 0, -1000.0, 0.0) + D(ab)
 save('y', f32(merge(attend(q, k, v, eps32(0.3), bias))))
 )",
-               {"x", "w", "b", "mask", "ab"}, {"y"}});
-  c.push_back({"MultiHeadAttentionSplitKeyValueUnidirectional", header + R"(
+               {"x", "w", "b", "mask", "ab"},
+               {"y"}});
+  c.push_back({"MultiHeadAttentionSplitKeyValueUnidirectional",
+               header + R"(
     g (float[2,4,8] q, float[2,2,4,4] k, float[2,2,4,4] v) => (float[2,4,8] y) {
       y = com.microsoft.MultiHeadAttention<num_heads = 2, unidirectional = 1>(q, k, v)
     })",
@@ -522,8 +590,10 @@ s, t = np.arange(4)[:, None], np.arange(4)[None, :]
 bias = np.where(t > s, eps32(-10000.0), 0.0)
 save('y', f32(merge(attend(heads(D(q), 2), D(k), D(v), 0.5, bias))))
 )",
-               {"q", "k", "v"}, {"y"}});
-  c.push_back({"AttentionWithoutBias", header + R"(
+               {"q", "k", "v"},
+               {"y"}});
+  c.push_back({"AttentionWithoutBias",
+               header + R"(
     g (float[1,3,8] x, float[8,24] w) => (float[1,3,8] y) {
       y = com.microsoft.Attention<num_heads = 2>(x, w)
     })",
@@ -532,8 +602,10 @@ x = f32(rng.randn(1, 3, 8)); w = f32(rng.randn(8, 24) * 0.5); save('x', x); save
 P = D(x) @ D(w); q, k, v = heads(P[..., :8], 2), heads(P[..., 8:16], 2), heads(P[..., 16:], 2)
 save('y', f32(merge(attend(q, k, v, 0.5, 0.0))))
 )",
-               {"x", "w"}, {"y"}});
-  c.back().ort_unsafe = "ONNX Runtime 1.30's CPU Attention crashes (segmentation fault) without its bias input";
+               {"x", "w"},
+               {"y"}});
+  c.back().ort_unsafe =
+      "ONNX Runtime 1.30's CPU Attention crashes (segmentation fault) without its bias input";
   return c;
 }
 

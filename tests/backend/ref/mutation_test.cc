@@ -46,7 +46,8 @@ TensorMap feed_for(const ir::Model& model) {
     if (in.type.kind != ir::ValueType::Kind::kTensor || !in.type.elem_type) continue;
     Shape shape;
     if (in.type.shape)
-      for (const auto& d : *in.type.shape) shape.push_back(d.is_fixed() ? std::min<int64_t>(d.value, 8) : 1);
+      for (const auto& d : *in.type.shape)
+        shape.push_back(d.is_fixed() ? std::min<int64_t>(d.value, 8) : 1);
     Tensor t(*in.type.elem_type, shape);
     if (t.dtype() == DataType::kInt64 && t.numel() > 0) t.data<int64_t>()[0] = 3;  // trip count
     if (t.dtype() == DataType::kBool && t.numel() > 0) t.data<bool>()[0] = true;
@@ -74,7 +75,8 @@ TEST(Mutation, ControlFlowModelsWithRandomByteChangesFailCleanly) {
     const int changes = 1 + static_cast<int>(rng() % 4);
     for (int k = 0; k < changes; ++k) {
       const size_t at = rng() % bytes.size();
-      bytes[at] = rng() % 2 ? static_cast<char>(rng()) : static_cast<char>(bytes[at] ^ (1 << (rng() % 8)));
+      bytes[at] =
+          rng() % 2 ? static_cast<char>(rng()) : static_cast<char>(bytes[at] ^ (1 << (rng() % 8)));
     }
     try {
       auto model = onnx_io::load_model_from_bytes(bytes, {}, ".");

@@ -79,7 +79,8 @@ save('ys', y.astype(np.float32))
         y, , , qk = Attention<softcap = 2.5, qk_matmul_output_mode = {}>(q, k, v, m)
         ys = Attention<scale = 0.3>(q, k, v)
       }}
-    )", mode),
+    )",
+                                               mode),
                                    feed_of(np, {"q", "k", "v", "m"}));
     EXPECT_TRUE(tensors_close(out.at("y"), np.at("y"), kRtol, kAtol)) << mode;
     EXPECT_TRUE(tensors_close(out.at("qk"), np.at(fmt::format("qk{}", mode)), kRtol, kAtol))
@@ -137,7 +138,8 @@ save('yc', attention(q, k, v, nonpad=n, causal=True)[0].astype(np.float32))
       g (float[2,2,3,4] q, float[2,2,5,4] k, float[2,2,5,4] v) => (float y) {
         y = Attention<qk_matmul_output_mode = 7>(q, k, v)
       }
-    )", feed_of(np, {"q", "k", "v"}));
+    )",
+                   feed_of(np, {"q", "k", "v"}));
   });
   EXPECT_NE(e.find("'qk_matmul_output_mode' is 7"), std::string::npos) << e;
   e = error_of([&] {
@@ -146,17 +148,20 @@ save('yc', attention(q, k, v, nonpad=n, causal=True)[0].astype(np.float32))
       g (float[2,2,3,4] q, float[2,2,5,4] k, float[2,2,5,4] v) => (float y) {
         y = Attention<q_num_heads = 3, kv_num_heads = 2>(q, k, v)
       }
-    )", feed_of(np, {"q", "k", "v"}));
+    )",
+                   feed_of(np, {"q", "k", "v"}));
   });
   EXPECT_TRUE(e.empty()) << "4-D inputs take their head counts from the shapes: " << e;
-  auto q3 = numpy_arrays("save('q', np.ones((1, 2, 6), np.float32)); save('k', np.ones((1, 2, 4), np.float32))");
+  auto q3 = numpy_arrays(
+      "save('q', np.ones((1, 2, 6), np.float32)); save('k', np.ones((1, 2, 4), np.float32))");
   e = error_of([&] {
     run_text_model(R"(
       <ir_version: 10, opset_import: ["" : 23]>
       g (float[1,2,6] q, float[1,2,4] k) => (float y) {
         y = Attention<q_num_heads = 3, kv_num_heads = 2>(q, k, k)
       }
-    )", feed_of(q3, {"q", "k"}));
+    )",
+                   feed_of(q3, {"q", "k"}));
   });
   EXPECT_NE(e.find("multiple of kv_num_heads"), std::string::npos) << e;
 }
@@ -237,7 +242,8 @@ save('y_part', rotary(x3, cos_t, sin_t, pos=pos, interleaved=True, dim=6, heads=
       g (float[2,5,24] x3, float[10,3] ct, float[10,3] st, int64[2,5] pos) => (float y) {
         y = RotaryEmbedding<num_heads = 3, rotary_embedding_dim = 5>(x3, ct, st, pos)
       }
-    )", feed_of(np, {"x3", "ct", "st", "pos"}));
+    )",
+                   feed_of(np, {"x3", "ct", "st", "pos"}));
   });
   EXPECT_NE(e.find("rotary_embedding_dim is 5; it must be even"), std::string::npos) << e;
 }
@@ -267,8 +273,7 @@ save('y0', scatter(cache, upd, np.zeros(2, np.int64), False))
     }
   )",
                                  feed_of(np, {"cache", "upd", "idx", "lin"}));
-  for (const char* n : {"yl", "yc", "y0"})
-    EXPECT_TRUE(tensors_identical(out.at(n), np.at(n))) << n;
+  for (const char* n : {"yl", "yc", "y0"}) EXPECT_TRUE(tensors_identical(out.at(n), np.at(n))) << n;
 
   std::string e = error_of([&] {
     run_text_model(R"(
@@ -276,7 +281,8 @@ save('y0', scatter(cache, upd, np.zeros(2, np.int64), False))
       g (float[2,3,6,4] cache, float[2,3,3,4] upd, int64[2] idx) => (float y) {
         y = TensorScatter(cache, upd, idx)
       }
-    )", feed_of(np, {"cache", "upd", "idx"}));
+    )",
+                   feed_of(np, {"cache", "upd", "idx"}));
   });
   EXPECT_NE(e.find("write_indices[1] is 5"), std::string::npos) << e;
 }

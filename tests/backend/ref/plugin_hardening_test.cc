@@ -45,10 +45,12 @@ PARITY_PLUGIN_EXPORT int parity_register_ops(const ParityPluginApi* a) {
 std::string run_error(const std::string& op, const std::string& signature) {
   const std::string model = R"(
     <ir_version: 8, opset_import: ["" : 17, "test.hard" : 1]>
-    g (float[2] x) => ()" + signature + R"( y) {
+    g (float[2] x) => ()" + signature +
+                            R"( y) {
       w = Constant<value = float[2] {3, 4}>()
       s = Add(x, w)
-      y = test.hard.)" + op + R"( (w)
+      y = test.hard.)" + op +
+                            R"( (w)
     }
   )";
   TensorMap feed;

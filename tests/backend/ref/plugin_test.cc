@@ -27,9 +27,8 @@ std::string build_plugin(const testing::TempDir& dir, const std::string& name,
   const std::string src = dir.file(name + ".cc");
   const std::string lib = dir.file("lib" + name + ".so");
   testing::write_text(src, "#include \"backend/plugin_api.h\"\n" + source);
-  testing::CommandResult r = testing::run_command("c++ -shared -fPIC -I" +
-                                                  testing::source_path("src") + " -o " + lib +
-                                                  " " + src);
+  testing::CommandResult r = testing::run_command(
+      "c++ -shared -fPIC -I" + testing::source_path("src") + " -o " + lib + " " + src);
   if (r.exit_code != 0) fail("failed to compile test plugin {}:\n{}", name, r.output);
   return lib;
 }

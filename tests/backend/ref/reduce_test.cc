@@ -32,10 +32,9 @@ R = {
 }
 )";
 
-const std::vector<std::string> kOps = {"ReduceSum",  "ReduceMean", "ReduceMax",
-                                       "ReduceMin",  "ReduceProd", "ReduceL1",
-                                       "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp",
-                                       "ReduceSumSquare"};
+const std::vector<std::string> kOps = {
+    "ReduceSum", "ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",
+    "ReduceL1",  "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
 
 TEST(ReduceKernels, TakeAxesAsAnInputAtOpset18) {
   auto np = numpy_arrays(std::string(kNumpyReductions) + R"(
@@ -48,16 +47,15 @@ for name, f in R.items():
     save(name + '_d', f(X, (0, 2), False).astype(np.float32))
 )");
   for (const std::string& op : kOps) {
-    TensorMap out = run_text_model(
-        fmt::format(R"(
+    TensorMap out = run_text_model(fmt::format(R"(
       <ir_version: 8, opset_import: ["" : 18]>
       g (float[3,4,5] x, int64[2] axes) => (float k, float d) {{
         k = {0}(x, axes)
         d = {0}<keepdims = 0>(x, axes)
       }}
     )",
-                    op),
-        feed_of(np, {"x", "axes"}));
+                                               op),
+                                   feed_of(np, {"x", "axes"}));
     EXPECT_TRUE(tensors_close(out.at("k"), np.at(op + "_k"), 1e-6, 1e-7)) << op;
     EXPECT_TRUE(tensors_close(out.at("d"), np.at(op + "_d"), 1e-6, 1e-7)) << op;
   }
@@ -111,7 +109,8 @@ save('everything_sq', np.sum(X * X).astype(np.float32).reshape(1))  # saved 1-D,
   for (const char* n : {"sq", "l1", "same", "everything"})
     EXPECT_TRUE(tensors_close(out.at(n), np.at(n), 1e-6, 0)) << n;
   EXPECT_EQ(out.at("everything_sq").shape(), Shape{});
-  EXPECT_TRUE(tensors_close(out.at("everything_sq").reshaped({1}), np.at("everything_sq"), 1e-6, 0));
+  EXPECT_TRUE(
+      tensors_close(out.at("everything_sq").reshaped({1}), np.at("everything_sq"), 1e-6, 0));
 }
 
 TEST(ReduceKernels, EmptySetsGiveTheSpecifiedIdentities) {
@@ -266,16 +265,16 @@ TEST(ReduceKernels, ReduceSumGivesTheSameBitsOnAnyThreadCount) {
 save('x', rng.randn(64, 300, 40).astype(np.float32))
 )");
   auto run = [&](const char* axes) {
-    return run_text_model(fmt::format(R"(
+    return run_text_model(
+               fmt::format(R"(
       <ir_version: 8, opset_import: ["" : 13]>
       g (float[64,300,40] x) => (float y) {{
         axes = Constant<value = int64[{}] {{{}}}>()
         y = ReduceSum<keepdims = 0>(x, axes)
       }}
     )",
-                                      std::string(axes).find(',') == std::string::npos ? 1 : 2,
-                                      axes),
-                          feed_of(np, {"x"}))
+                           std::string(axes).find(',') == std::string::npos ? 1 : 2, axes),
+               feed_of(np, {"x"}))
         .at("y");
   };
   for (const char* axes : {"1", "0, 2", "2"}) {

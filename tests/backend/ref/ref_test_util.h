@@ -42,15 +42,18 @@ inline Tensor read_array(const std::string& path) {
 // `rng = np.random.RandomState(0)` and defines save(name, array). Returns the saved arrays.
 inline std::map<std::string, Tensor> numpy_arrays(const std::string& body) {
   TempDir dir;
-  std::string script = "import numpy as np\n"
-                       "rng = np.random.RandomState(0)\n"
-                       "OUT = '" + dir.path().string() + "'\n"
-                       "def save(name, a):\n"
-                       "    a = np.asarray(a, order='C')  # ascontiguousarray makes scalars 1-D\n"
-                       "    head = ' '.join([a.dtype.name] + [str(d) for d in a.shape]) + '\\n'\n"
-                       "    with open(OUT + '/' + name + '.arr', 'wb') as f:\n"
-                       "        f.write(head.encode() + a.tobytes())\n" +
-                       body;
+  std::string script =
+      "import numpy as np\n"
+      "rng = np.random.RandomState(0)\n"
+      "OUT = '" +
+      dir.path().string() +
+      "'\n"
+      "def save(name, a):\n"
+      "    a = np.asarray(a, order='C')  # ascontiguousarray makes scalars 1-D\n"
+      "    head = ' '.join([a.dtype.name] + [str(d) for d in a.shape]) + '\\n'\n"
+      "    with open(OUT + '/' + name + '.arr', 'wb') as f:\n"
+      "        f.write(head.encode() + a.tobytes())\n" +
+      body;
   CommandResult r = run_python(script);
   if (r.exit_code != 0) fail("the NumPy reference script failed:\n{}\n{}", r.output, body);
   std::map<std::string, Tensor> arrays;
@@ -77,7 +80,7 @@ inline TensorMap run_text_model(const std::string& onnx_text, const TensorMap& f
 // Every element within atol + rtol * |expected| (NaN only where expected is NaN); same dtype
 // and shape.
 inline ::testing::AssertionResult tensors_close(const Tensor& actual, const Tensor& expected,
-                                         double rtol, double atol) {
+                                                double rtol, double atol) {
   if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape())
     return ::testing::AssertionFailure()
            << "got " << dtype_name(actual.dtype()) << " " << shape_str(actual.shape())
@@ -91,11 +94,12 @@ inline ::testing::AssertionResult tensors_close(const Tensor& actual, const Tens
   };
   std::vector<double> a = values(actual), e = values(expected);
   for (size_t i = 0; i < a.size(); ++i) {
-    bool ok = std::isnan(e[i]) ? std::isnan(a[i])
-                               : (a[i] == e[i] || std::abs(a[i] - e[i]) <= atol + rtol * std::abs(e[i]));
+    bool ok = std::isnan(e[i])
+                  ? std::isnan(a[i])
+                  : (a[i] == e[i] || std::abs(a[i] - e[i]) <= atol + rtol * std::abs(e[i]));
     if (!ok)
-      return ::testing::AssertionFailure() << "element " << i << " is " << a[i] << ", expected "
-                                           << e[i];
+      return ::testing::AssertionFailure()
+             << "element " << i << " is " << a[i] << ", expected " << e[i];
   }
   return ::testing::AssertionSuccess();
 }
@@ -104,9 +108,8 @@ inline ::testing::AssertionResult tensors_close(const Tensor& actual, const Tens
 inline ::testing::AssertionResult tensors_identical(const Tensor& actual, const Tensor& expected) {
   if (actual.equals(expected)) return ::testing::AssertionSuccess();
   ::testing::AssertionResult close = tensors_close(actual, expected, 0, 0);
-  return ::testing::AssertionFailure() << "tensors differ: "
-                                       << (close ? "values equal but bits differ"
-                                                 : close.message());
+  return ::testing::AssertionFailure()
+         << "tensors differ: " << (close ? "values equal but bits differ" : close.message());
 }
 
 // Calls fn and returns the message of the parity::Error it throws ("" if none).

@@ -233,7 +233,8 @@ for mode in ['nearest', 'linear', 'cubic']:
   feed.set("g", np.at("g"));
   TensorMap out = run_text_model(
       "<ir_version: 9, opset_import: [\"\" : 20]>\n"
-      "g (float[2,2,3,4,5] x, float[2,2,3,4,3] g) => (" + outputs + ") {\n" + nodes + "}\n",
+      "g (float[2,2,3,4,5] x, float[2,2,3,4,3] g) => (" +
+          outputs + ") {\n" + nodes + "}\n",
       feed);
   for (const auto& [name, t] : out) EXPECT_TRUE(tensors_close(t, np.at(name), 1e-5, 1e-5)) << name;
 }

@@ -103,8 +103,8 @@ TEST(PluginRefRunner, FailsOnAnUnsupportedNode) {
       << message;
 }
 
-class WrongFeedNames : public ::testing::TestWithParam<std::pair<std::vector<std::string>,
-                                                                 std::string>> {};
+class WrongFeedNames
+    : public ::testing::TestWithParam<std::pair<std::vector<std::string>, std::string>> {};
 
 TEST_P(WrongFeedNames, AreRejected) {
   PluginRefRunner runner(testing::model_from_text(kIdentity));
@@ -115,13 +115,14 @@ TEST_P(WrongFeedNames, AreRejected) {
   EXPECT_NE(message.find(GetParam().second), std::string::npos) << message;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    PluginRefRunner, WrongFeedNames,
-    ::testing::Values(
-        std::make_pair(std::vector<std::string>{"fake-input", "x"}, "Extra inputs in"),
-        std::make_pair(std::vector<std::string>{"fake-input"},
-                       "The following inputs were not found"),
-        std::make_pair(std::vector<std::string>{}, "The following inputs were not found")));
+INSTANTIATE_TEST_SUITE_P(PluginRefRunner, WrongFeedNames,
+                         ::testing::Values(std::make_pair(std::vector<std::string>{"fake-input",
+                                                                                   "x"},
+                                                          "Extra inputs in"),
+                                           std::make_pair(std::vector<std::string>{"fake-input"},
+                                                          "The following inputs were not found"),
+                                           std::make_pair(std::vector<std::string>{},
+                                                          "The following inputs were not found")));
 
 TEST(PluginRefRunner, RejectsAWrongDtype) {
   PluginRefRunner runner(testing::model_from_text(kIdentity));

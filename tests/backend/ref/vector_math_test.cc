@@ -66,9 +66,9 @@ def ev(name, x, dtype):
     return np.array([f(float(v)) for v in x.astype(np.float64)], dtype=np.float64).astype(dtype)
 )";
 
-const char* const kOps[] = {"Exp",  "Log",  "Sin",   "Cos",   "Tan",     "Asin",     "Acos",
-                            "Atan", "Sinh", "Cosh",  "Asinh", "Acosh",   "Atanh",    "Tanh",
-                            "Erf",  "Sigmoid", "Softplus", "Mish", "Gelu", "GeluTanh"};
+const char* const kOps[] = {"Exp",  "Log",     "Sin",      "Cos",   "Tan",   "Asin",    "Acos",
+                            "Atan", "Sinh",    "Cosh",     "Asinh", "Acosh", "Atanh",   "Tanh",
+                            "Erf",  "Sigmoid", "Softplus", "Mish",  "Gelu",  "GeluTanh"};
 
 // Element i of a float or float16 tensor, for messages.
 double element(const Tensor& t, int64_t i) {
@@ -122,9 +122,9 @@ void expect_op_bits(const std::string& op, const std::string& type, const Tensor
       for (int64_t i = 0; i < y.numel(); ++i)
         if (std::memcmp(a + i * es, b + i * es, es) != 0) {
           ADD_FAILURE() << op << " " << type << " on " << ref::vmath::isa_name(isa) << ", "
-                        << threads << " threads: element " << i << " (input "
-                        << element(x, i) << ") is " << element(y, i)
-                        << ", glibc's formula gives " << element(expected, i);
+                        << threads << " threads: element " << i << " (input " << element(x, i)
+                        << ") is " << element(y, i) << ", glibc's formula gives "
+                        << element(expected, i);
           return;
         }
     }
@@ -232,11 +232,11 @@ save('b', base)
     feed.set("y", np.at("y"));
     feed.set("b", np.at("b"));
     feed.set("s", np.at("s"));
-    TensorMap out = run_text_model("<ir_version: 9, opset_import: [\"\" : 15]>\n g (float[" + n +
-                                       "] x, float[" + n + "] y, float[" + nb +
-                                       "] b, float s) => (float[" + n + "] z, float[" + nb +
-                                       "] zs) { z = Pow(x, y)\n zs = Pow(b, s) }",
-                                   feed);
+    TensorMap out =
+        run_text_model("<ir_version: 9, opset_import: [\"\" : 15]>\n g (float[" + n +
+                           "] x, float[" + n + "] y, float[" + nb + "] b, float s) => (float[" + n +
+                           "] z, float[" + nb + "] zs) { z = Pow(x, y)\n zs = Pow(b, s) }",
+                       feed);
     EXPECT_TRUE(out.at("z").equals(np.at("z"))) << ref::vmath::isa_name(isa);
     EXPECT_TRUE(out.at("zs").equals(np.at("zs"))) << ref::vmath::isa_name(isa);
   }

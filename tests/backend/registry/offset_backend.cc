@@ -34,9 +34,9 @@ class OffsetRunner : public Runner {
     TensorMap outputs = inner_.infer(feed, /*check_inputs=*/false);
     TensorMap shifted;
     for (const auto& [name, t] : outputs) {
-      const bool chosen = config_.tensors.empty() ||
-                          std::find(config_.tensors.begin(), config_.tensors.end(), name) !=
-                              config_.tensors.end();
+      const bool chosen =
+          config_.tensors.empty() ||
+          std::find(config_.tensors.begin(), config_.tensors.end(), name) != config_.tensors.end();
       if (!chosen || t.dtype() != DataType::kFloat32) {
         shifted.set(name, t);
         continue;

@@ -89,18 +89,18 @@ TEST(BackendRegistry, UnknownBackendNamesTheChoices) {
 TEST(BackendRegistry, ATestBackendIsComparedByTheRunCommand) {
   TempDir dir;
   write_model_from_text(dir.file("chain.onnx"), kChain);
-  InProcess same = parity_main({"run", dir.file("chain.onnx"), "--pluginref", "--offsetref",
-                                "--offset", "0"});
+  InProcess same =
+      parity_main({"run", dir.file("chain.onnx"), "--pluginref", "--offsetref", "--offset", "0"});
   EXPECT_EQ(same.status, 0) << same.log;
   EXPECT_NE(same.log.find("offsetref-runner-N"), std::string::npos) << same.log;
 
-  InProcess shifted = parity_main({"run", dir.file("chain.onnx"), "--pluginref", "--offsetref",
-                                   "--offset", "0.5"});
+  InProcess shifted =
+      parity_main({"run", dir.file("chain.onnx"), "--pluginref", "--offsetref", "--offset", "0.5"});
   EXPECT_EQ(shifted.status, 1) << shifted.log;
   EXPECT_NE(shifted.log.find("FAILED | Output: 'y'"), std::string::npos) << shifted.log;
 
-  InProcess bad = parity_main({"run", dir.file("chain.onnx"), "--pluginref", "--offsetref",
-                               "--offset", "half"});
+  InProcess bad = parity_main(
+      {"run", dir.file("chain.onnx"), "--pluginref", "--offsetref", "--offset", "half"});
   EXPECT_EQ(bad.status, 2) << bad.log;
   EXPECT_NE(bad.log.find("failed to parse --offset with value 'half'"), std::string::npos)
       << bad.log;
@@ -110,9 +110,9 @@ TEST(BackendRegistry, ATestBackendIsComparedLayerWise) {
   TempDir dir;
   write_model_from_text(dir.file("chain.onnx"), kChain);
   // Only t2 is shifted: Neg is the first divergence, Abs and Sigmoid inherit its error.
-  InProcess r = parity_main({"run", dir.file("chain.onnx"), "--pluginref", "--offsetref",
-                             "--offset", "0.25", "--offset-tensor", "t2", "--onnx-outputs",
-                             "mark", "all", "--local-error"});
+  InProcess r =
+      parity_main({"run", dir.file("chain.onnx"), "--pluginref", "--offsetref", "--offset", "0.25",
+                   "--offset-tensor", "t2", "--onnx-outputs", "mark", "all", "--local-error"});
   EXPECT_EQ(r.status, 1) << r.log;
   EXPECT_NE(r.log.find("Layer-wise Comparison"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("First divergence: node 'Neg_1' (Neg)"), std::string::npos) << r.log;
@@ -144,14 +144,13 @@ TEST(BackendRegistry, APluginLibraryServesABackendThroughTheCInterface) {
   EXPECT_NE(shifted.output.find("FAILED | Output: 'y'"), std::string::npos) << shifted.output;
 
   // A failure inside the library is reported with its own message.
-  CommandResult missing = run_parity({"run", model, "--echo", "--plugins",
-                                      PARITY_TEST_ECHO_BACKEND, "--echo-option", "y=nothing"});
+  CommandResult missing = run_parity({"run", model, "--echo", "--plugins", PARITY_TEST_ECHO_BACKEND,
+                                      "--echo-option", "y=nothing"});
   EXPECT_EQ(missing.exit_code, 1) << missing.output;
   EXPECT_NE(missing.output.find("failed to run inference with backend 'echo' of plugin library"),
             std::string::npos)
       << missing.output;
-  EXPECT_NE(missing.output.find("no input named 'nothing'"), std::string::npos)
-      << missing.output;
+  EXPECT_NE(missing.output.find("no input named 'nothing'"), std::string::npos) << missing.output;
 }
 
 TEST(BackendRegistry, ALibraryWithNeitherEntryPointIsRefused) {

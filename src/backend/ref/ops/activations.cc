@@ -173,9 +173,7 @@ struct ThresholdedReluFn {
 struct ShrinkFn {
   explicit ShrinkFn(const OpContext& ctx)
       : lambd(ctx.attr_float("lambd", 0.5f)), bias(ctx.attr_float("bias", 0.0f)) {}
-  double operator()(double v) const {
-    return v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0);
-  }
+  double operator()(double v) const { return v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0); }
   double lambd, bias;
 };
 // tanh's condition number 2x / sinh(2x) is below 1: softplus's bound plus tanh's own.
@@ -266,9 +264,10 @@ class PRelu : public Kernel {
       slope = slope.reshaped(aligned);
     }
     if (broadcast_shapes({x.shape(), slope.shape()}) != x.shape())
-      ctx.fail("slope of shape {} does not broadcast to X's shape {}; it must be "
-               "unidirectionally broadcastable to X",
-               shape_str(slope.shape()), shape_str(x.shape()));
+      ctx.fail(
+          "slope of shape {} does not broadcast to X's shape {}; it must be "
+          "unidirectionally broadcastable to X",
+          shape_str(slope.shape()), shape_str(x.shape()));
     return {dispatch<PReluTypes>(
         x.dtype(),
         [&]<typename T>() {

@@ -74,20 +74,22 @@ class Attention : public Kernel {
     if (is_causal_ != 0 && is_causal_ != 1)
       ctx.fail("attribute 'is_causal' is {}; it must be 0 or 1", is_causal_);
     if (mode_ < 0 || mode_ > 3)
-      ctx.fail("attribute 'qk_matmul_output_mode' is {}; valid: 0 (QK), 1 (after softcap), "
-               "2 (with the mask), 3 (after softmax)",
-               mode_);
+      ctx.fail(
+          "attribute 'qk_matmul_output_mode' is {}; valid: 0 (QK), 1 (after softcap), "
+          "2 (with the mask), 3 (after softmax)",
+          mode_);
     if (softcap_ < 0) ctx.fail("attribute 'softcap' is {}; it must be >= 0", softcap_);
     if (ctx.has_attr("softmax_precision")) {
       const int64_t p = ctx.attr_int("softmax_precision");
       if (p != 1 && p != 10 && p != 11 && p != 16)
-        ctx.fail("attribute 'softmax_precision' is {}; valid: 1 (float), 10 (float16), "
-                 "11 (double), 16 (bfloat16)",
-                 p);
+        ctx.fail(
+            "attribute 'softmax_precision' is {}; valid: 1 (float), 10 (float16), "
+            "11 (double), 16 (bfloat16)",
+            p);
     }
     if (q_num_heads_ < 0 || kv_num_heads_ < 0)
-      ctx.fail("attributes q_num_heads ({}) and kv_num_heads ({}) must be positive",
-               q_num_heads_, kv_num_heads_);
+      ctx.fail("attributes q_num_heads ({}) and kv_num_heads ({}) must be positive", q_num_heads_,
+               kv_num_heads_);
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -115,13 +117,15 @@ class Attention : public Kernel {
     Heads v = heads_of(v_in, kv_num_heads_, "V", ctx);
     if (k.batch != q.batch || v.batch != q.batch || k.heads != v.heads || k.seq != v.seq ||
         k.size != q.size)
-      ctx.fail("Q {}, K {} and V {} disagree: they need one batch size, K and V one number "
-               "of heads and one sequence length, Q and K one head size",
-               shape_str(q_in.shape()), shape_str(k_in.shape()), shape_str(v_in.shape()));
+      ctx.fail(
+          "Q {}, K {} and V {} disagree: they need one batch size, K and V one number "
+          "of heads and one sequence length, Q and K one head size",
+          shape_str(q_in.shape()), shape_str(k_in.shape()), shape_str(v_in.shape()));
     if (k.heads == 0 || q.heads % k.heads != 0)
-      ctx.fail("{} query heads cannot be shared among {} key/value heads: q_num_heads must be "
-               "a multiple of kv_num_heads",
-               q.heads, k.heads);
+      ctx.fail(
+          "{} query heads cannot be shared among {} key/value heads: q_num_heads must be "
+          "a multiple of kv_num_heads",
+          q.heads, k.heads);
     if ((past_k == nullptr) != (past_v == nullptr))
       ctx.fail("past_key and past_value must be given together");
     int64_t past_len = 0;
@@ -161,38 +165,40 @@ class Attention : public Kernel {
     std::vector<double> y(static_cast<size_t>(q.batch * hq * sq * v.size));
     parallel_for(q.batch * hq * sq, grain_for(total * (q.size + v.size)),
                  [&](int64_t begin, int64_t end) {
-      std::vector<double> s(static_cast<size_t>(total));
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t i = row % sq, h = (row / sq) % hq, b = row / (sq * hq);
-        const int64_t hk = h / group;
-        const double* brow = bias.empty() ? nullptr : bias.data() + row * total;
-        double* qk = qk_out.data() + row * total;
-        for (int64_t j = 0; j < total; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < q.size; ++d) dot += q.at(b, h, i, d) * k.at(b, hk, j, d);
-          double x = scale * dot;
-          if (mode_ == 0) qk[j] = x;
-          if (softcap_ > 0) x = softcap_ * std::tanh(x / softcap_);
-          if (mode_ == 1) qk[j] = x;
-          if (brow) x += brow[j];
-          if (j >= valid[b] || (is_causal_ && j > i + causal_offset[b])) x = kNegInf;
-          if (mode_ == 2) qk[j] = x;
-          s[j] = x;
-        }
-        double top = kNegInf;
-        for (int64_t j = 0; j < total; ++j) top = std::max(top, s[j]);
-        double sum = 0;
-        for (int64_t j = 0; j < total; ++j) sum += (s[j] = std::exp(s[j] - top));
-        for (int64_t j = 0; j < total; ++j) s[j] /= sum;  // a row masked everywhere is NaN
-        if (mode_ == 3) std::copy(s.begin(), s.end(), qk);
-        double* yr = y.data() + row * v.size;
-        for (int64_t d = 0; d < v.size; ++d) {
-          double acc = 0;
-          for (int64_t j = 0; j < total; ++j) acc += s[j] * v.at(b, hk, j, d);
-          yr[d] = acc;
-        }
-      }
-    });
+                   std::vector<double> s(static_cast<size_t>(total));
+                   for (int64_t row = begin; row < end; ++row) {
+                     const int64_t i = row % sq, h = (row / sq) % hq, b = row / (sq * hq);
+                     const int64_t hk = h / group;
+                     const double* brow = bias.empty() ? nullptr : bias.data() + row * total;
+                     double* qk = qk_out.data() + row * total;
+                     for (int64_t j = 0; j < total; ++j) {
+                       double dot = 0;
+                       for (int64_t d = 0; d < q.size; ++d)
+                         dot += q.at(b, h, i, d) * k.at(b, hk, j, d);
+                       double x = scale * dot;
+                       if (mode_ == 0) qk[j] = x;
+                       if (softcap_ > 0) x = softcap_ * std::tanh(x / softcap_);
+                       if (mode_ == 1) qk[j] = x;
+                       if (brow) x += brow[j];
+                       if (j >= valid[b] || (is_causal_ && j > i + causal_offset[b])) x = kNegInf;
+                       if (mode_ == 2) qk[j] = x;
+                       s[j] = x;
+                     }
+                     double top = kNegInf;
+                     for (int64_t j = 0; j < total; ++j) top = std::max(top, s[j]);
+                     double sum = 0;
+                     for (int64_t j = 0; j < total; ++j) sum += (s[j] = std::exp(s[j] - top));
+                     for (int64_t j = 0; j < total; ++j)
+                       s[j] /= sum;  // a row masked everywhere is NaN
+                     if (mode_ == 3) std::copy(s.begin(), s.end(), qk);
+                     double* yr = y.data() + row * v.size;
+                     for (int64_t d = 0; d < v.size; ++d) {
+                       double acc = 0;
+                       for (int64_t j = 0; j < total; ++j) acc += s[j] * v.at(b, hk, j, d);
+                       yr[d] = acc;
+                     }
+                   }
+                 });
 
     Outputs out(ctx.node().outputs.size());
     if (three_d) {  // (batch, heads, seq, size) -> (batch, seq, heads * size)
@@ -249,8 +255,8 @@ class Attention : public Kernel {
                         RunContext& ctx) {
     const Shape& s = t.shape();
     if (t.rank() != 4 || s[0] != like.batch || s[1] != like.heads || s[3] != like.size)
-      ctx.fail("input {} is {}; it must be (batch {}, heads {}, past length, head size {})",
-               what, shape_str(s), like.batch, like.heads, like.size);
+      ctx.fail("input {} is {}; it must be (batch {}, heads {}, past length, head size {})", what,
+               shape_str(s), like.batch, like.heads, like.size);
     Heads h{s[0], s[1], s[2], s[3], float_values(t, fmt::format("input {}", what))};
     return h;
   }
@@ -274,11 +280,10 @@ class Attention : public Kernel {
     if (!mask) return {};
     const bool is_bool = mask->dtype() == DataType::kBool;
     if (!is_bool && mask->dtype() != q_type)
-      ctx.fail("attn_mask is {}; it must be bool or the type of Q ({})",
-               dtype_name(mask->dtype()), dtype_name(q_type));
+      ctx.fail("attn_mask is {}; it must be bool or the type of Q ({})", dtype_name(mask->dtype()),
+               dtype_name(q_type));
     Shape ms = mask->shape();
-    if (ms.empty() || ms.size() > 4)
-      ctx.fail("attn_mask {} must have 1 to 4 dims", shape_str(ms));
+    if (ms.empty() || ms.size() > 4) ctx.fail("attn_mask {} must have 1 to 4 dims", shape_str(ms));
     const int64_t total = out[3], mlen = ms.back();
     if (mlen > total)
       ctx.fail("attn_mask {} has {} keys; at most {} (past plus current) are allowed",

@@ -60,8 +60,7 @@ Decimal shortest_digits(double magnitude) {
     // the same bits (the closest such text, as NumPy's Dragon4 picks).
     for (int precision = 0; precision < 17; ++precision) {
       std::snprintf(buf, sizeof buf, "%.*e", precision, magnitude);
-      if (T::from_double(std::strtod(buf, nullptr)).bits == T::from_double(magnitude).bits)
-        break;
+      if (T::from_double(std::strtod(buf, nullptr)).bits == T::from_double(magnitude).bits) break;
     }
     return split_scientific(buf);
   }
@@ -88,9 +87,12 @@ std::string float_to_string(T v) {
 
 template <typename S>
 std::string to_text(const S& v) {
-  if constexpr (std::is_same_v<S, bool>) return v ? "True" : "False";
-  else if constexpr (std::is_integral_v<S>) return std::to_string(v);
-  else return float_to_string(v);
+  if constexpr (std::is_same_v<S, bool>)
+    return v ? "True" : "False";
+  else if constexpr (std::is_integral_v<S>)
+    return std::to_string(v);
+  else
+    return float_to_string(v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -105,9 +107,10 @@ bool equals_ignore_case(std::string_view a, std::string_view b) {
 }
 
 [[noreturn]] void fail_parse(const std::string& s, DataType to) {
-  fail("failed to cast string '{}' to {}: it is not a number; strings must hold decimal or "
-       "scientific numbers, INF, +INF, -INF or NaN",
-       s, dtype_name(to));
+  fail(
+      "failed to cast string '{}' to {}: it is not a number; strings must hold decimal or "
+      "scientific numbers, INF, +INF, -INF or NaN",
+      s, dtype_name(to));
 }
 
 // Whole-string parses with strtod/strtof/strtoll: only trailing spaces may be left over.
@@ -138,37 +141,46 @@ D from_text(const std::string& s) {
   if constexpr (std::is_same_v<D, float>) {
     if (is_special) return static_cast<float>(special);
     float f;
-    if (!parse_whole(s, [](const char* p, char** e) { return std::strtof(p, e); }, f))
+    if (!parse_whole(
+            s, [](const char* p, char** e) { return std::strtof(p, e); }, f))
       fail_parse(s, kTo);
     return f;  // strtof rounds the decimal text once, directly to float
   } else if constexpr (std::is_integral_v<D>) {
     using Wide = std::conditional_t<std::is_same_v<D, uint64_t>, unsigned long long, long long>;
     Wide i;
     auto parse_int = [](const char* p, char** e) {
-      if constexpr (std::is_same_v<Wide, long long>) return std::strtoll(p, e, 10);
-      else return std::strtoull(p, e, 10);
+      if constexpr (std::is_same_v<Wide, long long>)
+        return std::strtoll(p, e, 10);
+      else
+        return std::strtoull(p, e, 10);
     };
     if (!is_special && parse_whole(s, parse_int, i) && errno == 0) {
-      if constexpr (std::is_same_v<D, bool>) return i != 0;
-      else return static_cast<D>(i);
+      if constexpr (std::is_same_v<D, bool>)
+        return i != 0;
+      else
+        return static_cast<D>(i);
     }
     if constexpr (std::is_same_v<D, bool>) {
       if (equals_ignore_case(t, "true")) return true;
       if (equals_ignore_case(t, "false")) return false;
     }
     double v = special;
-    if (!is_special &&
-        !parse_whole(s, [](const char* p, char** e) { return std::strtod(p, e); }, v))
+    if (!is_special && !parse_whole(
+                           s, [](const char* p, char** e) { return std::strtod(p, e); }, v))
       fail_parse(s, kTo);
-    if constexpr (std::is_same_v<D, bool>) return v != 0;
-    else return narrow<D>(v);  // "100.5" gives 100, as the spec allows
+    if constexpr (std::is_same_v<D, bool>)
+      return v != 0;
+    else
+      return narrow<D>(v);  // "100.5" gives 100, as the spec allows
   } else {
     double v = special;
-    if (!is_special &&
-        !parse_whole(s, [](const char* p, char** e) { return std::strtod(p, e); }, v))
+    if (!is_special && !parse_whole(
+                           s, [](const char* p, char** e) { return std::strtod(p, e); }, v))
       fail_parse(s, kTo);
-    if constexpr (std::is_same_v<D, double>) return v;
-    else return D::from_double(v);  // float16, bfloat16
+    if constexpr (std::is_same_v<D, double>)
+      return v;
+    else
+      return D::from_double(v);  // float16, bfloat16
   }
 }
 
@@ -179,8 +191,10 @@ D from_text(const std::string& s) {
 template <typename S>
 int64_t to_4bit(const S& v, double lo, double hi) {
   double x;
-  if constexpr (std::is_same_v<S, std::string>) x = from_text<double>(v);
-  else x = value_as_double(v);
+  if constexpr (std::is_same_v<S, std::string>)
+    x = from_text<double>(v);
+  else
+    x = value_as_double(v);
   if (std::isnan(x)) return 0;
   return static_cast<int64_t>(std::nearbyint(std::clamp(x, lo, hi)));
 }
@@ -188,9 +202,12 @@ int64_t to_4bit(const S& v, double lo, double hi) {
 template <typename D, typename S>
 D convert(const S& v, bool saturate) {
   if constexpr (std::is_same_v<S, std::string>) {
-    if constexpr (std::is_same_v<D, std::string>) return v;
-    else if constexpr (is_float8_v<D>) return D::from_double(from_text<double>(v), saturate);
-    else return from_text<D>(v);
+    if constexpr (std::is_same_v<D, std::string>)
+      return v;
+    else if constexpr (is_float8_v<D>)
+      return D::from_double(from_text<double>(v), saturate);
+    else
+      return from_text<D>(v);
   } else if constexpr (std::is_same_v<D, std::string>) {
     return to_text(v);
   } else if constexpr (is_float8_v<D>) {
@@ -226,16 +243,20 @@ void cast_elements(const Tensor& x, Tensor& y, bool saturate) {
         const auto* packed = static_cast<const uint8_t*>(src);
         if constexpr (std::is_same_v<S, Int4>) {
           const int8_t v = int4_get(packed, k);
-          if constexpr (std::is_same_v<D, Int4>) int4_set(static_cast<uint8_t*>(dst), k, v);
+          if constexpr (std::is_same_v<D, Int4>)
+            int4_set(static_cast<uint8_t*>(dst), k, v);
           else if constexpr (std::is_same_v<D, UInt4>)
             uint4_set(static_cast<uint8_t*>(dst), k, static_cast<uint8_t>(std::max<int8_t>(v, 0)));
-          else static_cast<D*>(dst)[i] = convert<D>(v, saturate);
+          else
+            static_cast<D*>(dst)[i] = convert<D>(v, saturate);
         } else {
           const uint8_t v = uint4_get(packed, k);
           if constexpr (std::is_same_v<D, Int4>)
             int4_set(static_cast<uint8_t*>(dst), k, static_cast<int8_t>(std::min<uint8_t>(v, 7)));
-          else if constexpr (std::is_same_v<D, UInt4>) uint4_set(static_cast<uint8_t*>(dst), k, v);
-          else static_cast<D*>(dst)[i] = convert<D>(v, saturate);
+          else if constexpr (std::is_same_v<D, UInt4>)
+            uint4_set(static_cast<uint8_t*>(dst), k, v);
+          else
+            static_cast<D*>(dst)[i] = convert<D>(v, saturate);
         }
       } else {
         const S& v = static_cast<const S*>(src)[i];
@@ -255,10 +276,14 @@ Tensor cast_tensor(const Tensor& x, DataType to, bool saturate) {
   Tensor y = to == DataType::kString ? Tensor(to, x.shape()) : uninitialized_tensor(to, x.shape());
   if (to == DataType::kInt4 || to == DataType::kUInt4)
     std::memset(y.raw_data(), 0, y.nbytes());  // the unused high nibble of an odd count
-  dispatch_elem(CastTypes{}, x.dtype(), [&]<typename S>() {
-    dispatch_elem(CastTypes{}, to, [&]<typename D>() { cast_elements<S, D>(x, y, saturate); },
-                  "the target type");
-  }, "input");
+  dispatch_elem(
+      CastTypes{}, x.dtype(),
+      [&]<typename S>() {
+        dispatch_elem(
+            CastTypes{}, to, [&]<typename D>() { cast_elements<S, D>(x, y, saturate); },
+            "the target type");
+      },
+      "input");
   return y;
 }
 
@@ -275,9 +300,10 @@ DataType read_to(const OpContext& ctx) {
   }
   int64_t t = ctx.attr_int("to");
   if (t < 1 || t > 22 || !dtype_is_valid(static_cast<int32_t>(t)) || t == 14 || t == 15)
-    ctx.fail("attribute 'to' is {}; it must be a TensorProto data type in [1, 22] other than "
-             "complex (14, 15)",
-             t);
+    ctx.fail(
+        "attribute 'to' is {}; it must be a TensorProto data type in [1, 22] other than "
+        "complex (14, 15)",
+        t);
   return static_cast<DataType>(t);
 }
 

@@ -37,8 +37,9 @@ class BatchNormalization : public Kernel {
     if (ctx.opset() >= 14) {
       training_ = ctx.attr_int("training_mode", 0) != 0;
       if (!training_ && wants_stats)
-        ctx.fail("it asks for running_mean and running_var, which are outputs only when "
-                 "training_mode=1");
+        ctx.fail(
+            "it asks for running_mean and running_var, which are outputs only when "
+            "training_mode=1");
     } else {
       training_ = wants_stats && !(ctx.opset() < 7 && ctx.attr_int("is_test", 0) != 0);
     }
@@ -90,7 +91,8 @@ class BatchNormalization : public Kernel {
         const int64_t f = blk % l.f;
         const T* xs = src + blk * l.s;
         T* ys = dst + blk * l.s;
-        for (int64_t i = 0; i < l.s; ++i) ys[i] = narrow<T>((to_double(xs[i]) - mean[f]) * a[f] + c[f]);
+        for (int64_t i = 0; i < l.s; ++i)
+          ys[i] = narrow<T>((to_double(xs[i]) - mean[f]) * a[f] + c[f]);
       }
     });
     Outputs out = {std::move(y)};
@@ -164,15 +166,17 @@ class LRN : public Kernel {
         bias_(static_cast<double>(ctx.attr_float("bias", 1.0f))),
         size_(ctx.attr_int("size")) {
     if (size_ <= 0)
-      ctx.fail("failed to read attribute 'size' with value {}: it must be positive; valid: an "
-               "odd window length such as 3 or 5",
-               size_);
+      ctx.fail(
+          "failed to read attribute 'size' with value {}: it must be positive; valid: an "
+          "odd window length such as 3 or 5",
+          size_);
   }
 
   Outputs run(const Inputs& in, RunContext&) override {
     const Tensor& x = input_tensor(in, 0, "X");
     check_rank(x, 3, 64, "input X");
-    return {dispatch<FloatTypes>(x.dtype(), [&]<typename T>() { return lrn<T>(x); }, "input X")};
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return lrn<T>(x); }, "input X")};
   }
 
  private:

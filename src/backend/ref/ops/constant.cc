@@ -29,14 +29,20 @@ constexpr std::array<ConstantForm, 8> kConstantForms = {{
 Tensor tensor_from_form(const ir::Attribute& a) {
   auto length = [](const auto& v) { return Shape{static_cast<int64_t>(v.size())}; };
   switch (a.type) {
-    case ir::Attribute::Type::kTensor: return a.t;
-    case ir::Attribute::Type::kFloat: return Tensor::scalar<float>(a.f);
+    case ir::Attribute::Type::kTensor:
+      return a.t;
+    case ir::Attribute::Type::kFloat:
+      return Tensor::scalar<float>(a.f);
     case ir::Attribute::Type::kFloats:
       return Tensor::from_vector<float>(length(a.floats), a.floats);
-    case ir::Attribute::Type::kInt: return Tensor::scalar<int64_t>(a.i);
-    case ir::Attribute::Type::kInts: return Tensor::from_vector<int64_t>(length(a.ints), a.ints);
-    case ir::Attribute::Type::kString: return Tensor::scalar<std::string>(a.s);
-    default: return Tensor::from_vector<std::string>(length(a.strings), a.strings);
+    case ir::Attribute::Type::kInt:
+      return Tensor::scalar<int64_t>(a.i);
+    case ir::Attribute::Type::kInts:
+      return Tensor::from_vector<int64_t>(length(a.ints), a.ints);
+    case ir::Attribute::Type::kString:
+      return Tensor::scalar<std::string>(a.s);
+    default:
+      return Tensor::from_vector<std::string>(length(a.strings), a.strings);
   }
 }
 
@@ -86,14 +92,18 @@ int64_t constant_of_shape_since(DataType t) {
     case DataType::kFloat8E4M3FN:
     case DataType::kFloat8E4M3FNUZ:
     case DataType::kFloat8E5M2:
-    case DataType::kFloat8E5M2FNUZ: return 20;
+    case DataType::kFloat8E5M2FNUZ:
+      return 20;
     case DataType::kInt4:
-    case DataType::kUInt4: return 21;
+    case DataType::kUInt4:
+      return 21;
     case DataType::kString:
     case DataType::kComplex64:
     case DataType::kComplex128:
-    case DataType::kUndefined: return kOpsetMax + 1;  // never
-    default: return 9;
+    case DataType::kUndefined:
+      return kOpsetMax + 1;  // never
+    default:
+      return 9;
   }
 }
 

@@ -110,9 +110,10 @@ class Loop : public Kernel {
     const int64_t max_iterations = active_limits().max_loop_iterations;
     for (int64_t i = 0; cond && (!trip_count || i < *trip_count); ++i) {
       if (i >= max_iterations)
-        ctx.fail("stopped after {} iterations{}: that is the limit of iterations per Loop; "
-                 "raise it with --limit-loop-iterations",
-                 i, trip_count ? fmt::format(" of a trip count of {}", *trip_count) : "");
+        ctx.fail(
+            "stopped after {} iterations{}: that is the limit of iterations per Loop; "
+            "raise it with --limit-loop-iterations",
+            i, trip_count ? fmt::format(" of a trip count of {}", *trip_count) : "");
       if (const AllocationScope* scope = current_allocation_scope()) scope->check_time();
       body_in[0] = Tensor::scalar<int64_t>(i);
       body_in[1] = Tensor::scalar<bool>(cond);

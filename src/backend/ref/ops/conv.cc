@@ -13,9 +13,9 @@
 #include <optional>
 
 #include "backend/ref/ops/conv_util.h"
+#include "backend/ref/ops/gemm_kernel.h"
 #include "core/checked_math.h"
 #include "core/limits.h"
-#include "backend/ref/ops/gemm_kernel.h"
 
 namespace parity::ref {
 
@@ -37,11 +37,11 @@ WindowGeometry conv_geometry(const ConvAttrs& attrs, const Shape& x, const Shape
   if (w.size() != x.size())
     ctx.fail("X has shape {} and W {}; they must have the same rank", shape_str(x), shape_str(w));
   const int64_t channels = x[1], maps = w[0], group = attrs.group;
-  if (channels % group != 0 || maps % group != 0 ||
-      saturating_mul(w[1], group) != channels)
-    ctx.fail("X has {} channels and W shape {} with group={}; W's dim 1 times group must "
-             "equal the channels, and both channel counts must divide by group",
-             channels, shape_str(w), group);
+  if (channels % group != 0 || maps % group != 0 || saturating_mul(w[1], group) != channels)
+    ctx.fail(
+        "X has {} channels and W shape {} with group={}; W's dim 1 times group must "
+        "equal the channels, and both channel counts must divide by group",
+        channels, shape_str(w), group);
   Shape w_spatial(w.begin() + 2, w.end());
   if (!attrs.kernel_shape.empty() && attrs.kernel_shape != w_spatial)
     ctx.fail("attribute 'kernel_shape' [{}] disagrees with W's spatial shape {}",
@@ -126,18 +126,18 @@ struct PhaseLayout {
     wq = phase_dim(2);
     const char* what = "the size of the padded input";
     phase = checked_mul(checked_mul(dq, hq, what), wq, what);
-    channel = checked_mul(
-        checked_mul(checked_mul(g.strides[0], g.strides[1], what), g.strides[2], what), phase,
-        what);
+    channel =
+        checked_mul(checked_mul(checked_mul(g.strides[0], g.strides[1], what), g.strides[2], what),
+                    phase, what);
   }
 
   // Where kernel tap (kd, kh, kw) of input channel c reads, relative to the position.
   int64_t offset(const WindowGeometry& g, int64_t c, int64_t kd, int64_t kh, int64_t kw) const {
     const int64_t ed = kd * g.dilations[0], eh = kh * g.dilations[1], ew = kw * g.dilations[2];
-    const int64_t which = ((ed % g.strides[0]) * g.strides[1] + eh % g.strides[1]) *
-                              g.strides[2] + ew % g.strides[2];
-    return c * channel + which * phase +
-           ((ed / g.strides[0]) * hq + eh / g.strides[1]) * wq + ew / g.strides[2];
+    const int64_t which =
+        ((ed % g.strides[0]) * g.strides[1] + eh % g.strides[1]) * g.strides[2] + ew % g.strides[2];
+    return c * channel + which * phase + ((ed / g.strides[0]) * hq + eh / g.strides[1]) * wq +
+           ew / g.strides[2];
   }
 };
 
@@ -148,9 +148,9 @@ void phase_input(const Tensor& x, const WindowGeometry& g, const PhaseLayout& l,
                  std::vector<double>& xp) {
   const int64_t planes = x.shape()[0] * x.shape()[1];
   const char* what = "the padded input";
-  const int64_t size = checked_add(
-      checked_mul(planes, l.channel, what),
-      checked_add(checked_mul(l.hq + 1, l.wq, what), kGemmNR, what), what);
+  const int64_t size =
+      checked_add(checked_mul(planes, l.channel, what),
+                  checked_add(checked_mul(l.hq + 1, l.wq, what), kGemmNR, what), what);
   check_scratch_allocation(size, sizeof(double), "the padded input (in double)");
   xp.assign(static_cast<size_t>(size), 0.0);
   const T* src = x.data<T>();
@@ -192,8 +192,8 @@ class Conv : public Kernel {
     const Tensor* bias = optional_input(in, 2, "B");
     for (const Tensor* t : {&w, bias})
       if (t && t->dtype() != x.dtype())
-        ctx.fail("inputs have element types {} and {}; they must be equal",
-                 dtype_name(x.dtype()), dtype_name(t->dtype()));
+        ctx.fail("inputs have element types {} and {}; they must be equal", dtype_name(x.dtype()),
+                 dtype_name(t->dtype()));
     WindowGeometry geometry = conv_geometry(attrs_, x.shape(), w.shape(), ctx);
     if (bias && bias->numel() != w.shape()[0])
       ctx.fail("B has shape {}; it must hold one value per output channel ({})",
@@ -261,16 +261,13 @@ class Conv : public Kernel {
         const int64_t row_panels =
             std::min(blocks.panels, panel0 + blocks.panels_per_block) - panel0;
         std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
-        const double* b = xp + (n * channels + grp * cg) * l.channel +
-                          od * l.hq * l.wq + q0;
-        const double* wg =
-            wp->values.data() + (grp * blocks.panels + panel0) * k_total * kGemmMR;
+        const double* b = xp + (n * channels + grp * cg) * l.channel + od * l.hq * l.wq + q0;
+        const double* wg = wp->values.data() + (grp * blocks.panels + panel0) * k_total * kGemmMR;
         for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc)
           gemm_rows(std::min(kGemmKc, k_total - k0), wg + k0 * kGemmMR, k_total * kGemmMR,
                     row_panels, b, offsets.data() + k0, col_panels, acc.data(), ld,
                     gemm_exact_products_v<T>);
-        for (int64_t m = panel0 * kGemmMR; m < std::min(mg, (panel0 + row_panels) * kGemmMR);
-             ++m) {
+        for (int64_t m = panel0 * kGemmMR; m < std::min(mg, (panel0 + row_panels) * kGemmMR); ++m) {
           const int64_t map = grp * mg + m;
           const double bv = bs ? to_double(bs[map]) : 0.0;
           const double* row = acc.data() + (m - panel0 * kGemmMR) * ld;

@@ -30,10 +30,10 @@ struct ShiftedOperands {
 ShiftedOperands shift_operands(const Tensor& x, const Tensor& w, const std::vector<int64_t>& xzp,
                                const std::vector<int64_t>& wzp) {
   ShiftedOperands s;
-  dispatch<Int8Types>(x.dtype(), [&]<typename T>() { s.x = converted<T, int64_t>(x, xzp[0]); },
-                      "input X");
-  dispatch<Int8Types>(w.dtype(), [&]<typename T>() { s.w = converted<T, int64_t>(w, 0); },
-                      "input W");
+  dispatch<Int8Types>(
+      x.dtype(), [&]<typename T>() { s.x = converted<T, int64_t>(x, xzp[0]); }, "input X");
+  dispatch<Int8Types>(
+      w.dtype(), [&]<typename T>() { s.w = converted<T, int64_t>(w, 0); }, "input W");
   const int64_t maps = w.shape()[0], per_map = maps ? w.numel() / maps : 0;
   for (int64_t m = 0; m < maps; ++m) {
     const int64_t z = wzp.size() == 1 ? wzp[0] : wzp[m];
@@ -82,9 +82,10 @@ class QLinearConv : public Kernel {
  public:
   explicit QLinearConv(const OpContext& ctx) : attrs_(read_conv_attrs(ctx)) {
     if (ctx.num_inputs() < 8)
-      ctx.fail("it has {} inputs; it needs x, x_scale, x_zero_point, w, w_scale, w_zero_point, "
-               "y_scale and y_zero_point",
-               ctx.num_inputs());
+      ctx.fail(
+          "it has {} inputs; it needs x, x_scale, x_zero_point, w, w_scale, w_zero_point, "
+          "y_scale and y_zero_point",
+          ctx.num_inputs());
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -97,9 +98,13 @@ class QLinearConv : public Kernel {
     const double y_scale = read_scalar(input_tensor(in, 6, "y_scale"), "y_scale");
     const Tensor& w_scale_t = input_tensor(in, 4, "w_scale");
     std::vector<double> w_scale(static_cast<size_t>(w_scale_t.numel()));
-    dispatch<FloatTypes>(w_scale_t.dtype(), [&]<typename T>() {
-      for (size_t i = 0; i < w_scale.size(); ++i) w_scale[i] = to_double(w_scale_t.data<T>()[i]);
-    }, "input w_scale");
+    dispatch<FloatTypes>(
+        w_scale_t.dtype(),
+        [&]<typename T>() {
+          for (size_t i = 0; i < w_scale.size(); ++i)
+            w_scale[i] = to_double(w_scale_t.data<T>()[i]);
+        },
+        "input w_scale");
     if (w_scale.size() != 1 && static_cast<int64_t>(w_scale.size()) != maps)
       ctx.fail("w_scale has shape {}; it must hold 1 value or one per output channel ({})",
                shape_str(w_scale_t.shape()), maps);
@@ -118,21 +123,25 @@ class QLinearConv : public Kernel {
     const DataType y_type = y_zp_t ? y_zp_t->dtype() : x.dtype();
     Tensor y = uninitialized_tensor(y_type, conv_out_shape(x, w, geometry));
     if (y.numel() == 0) return {y};
-    dispatch<Int8Types>(y_type, [&]<typename T>() {
-      T* dst = y.data<T>();
-      constexpr double lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
-      direct_conv<int64_t>(
-          geometry, x.shape()[0], x.shape()[1], maps, attrs_.group, s.x.data(), s.w.data(),
-          [&](int64_t n, int64_t m, const int64_t* acc) {
-            const double scale = x_scale * w_scale[w_scale.size() == 1 ? 0 : m] / y_scale;
-            T* out = dst + (n * maps + m) * out_size;
-            for (int64_t i = 0; i < out_size; ++i) {
-              const double v = std::nearbyint(static_cast<double>(acc[i] + b[m]) * scale) +
-                               static_cast<double>(yzp[0]);
-              out[i] = static_cast<T>(std::clamp(v, lo, hi));
-            }
-          });
-    }, "input y_zero_point");
+    dispatch<Int8Types>(
+        y_type,
+        [&]<typename T>() {
+          T* dst = y.data<T>();
+          constexpr double lo = std::numeric_limits<T>::lowest(),
+                           hi = std::numeric_limits<T>::max();
+          direct_conv<int64_t>(
+              geometry, x.shape()[0], x.shape()[1], maps, attrs_.group, s.x.data(), s.w.data(),
+              [&](int64_t n, int64_t m, const int64_t* acc) {
+                const double scale = x_scale * w_scale[w_scale.size() == 1 ? 0 : m] / y_scale;
+                T* out = dst + (n * maps + m) * out_size;
+                for (int64_t i = 0; i < out_size; ++i) {
+                  const double v = std::nearbyint(static_cast<double>(acc[i] + b[m]) * scale) +
+                                   static_cast<double>(yzp[0]);
+                  out[i] = static_cast<T>(std::clamp(v, lo, hi));
+                }
+              });
+        },
+        "input y_zero_point");
     return {y};
   }
 

@@ -23,8 +23,8 @@ class ConvTranspose : public Kernel {
     const Tensor* bias = optional_input(in, 2, "B");
     for (const Tensor* t : {&w, bias})
       if (t && t->dtype() != x.dtype())
-        ctx.fail("inputs have element types {} and {}; they must be equal",
-                 dtype_name(x.dtype()), dtype_name(t->dtype()));
+        ctx.fail("inputs have element types {} and {}; they must be equal", dtype_name(x.dtype()),
+                 dtype_name(t->dtype()));
     WindowGeometry g = geometry(x.shape(), w.shape(), ctx);
     const int64_t maps = w.shape()[1] * attrs_.group;
     if (bias && bias->numel() != maps)
@@ -39,13 +39,14 @@ class ConvTranspose : public Kernel {
   // SAME_* (output = input * stride) or explicit pads.
   WindowGeometry geometry(const Shape& x, const Shape& w, const RunContext& ctx) const {
     if (x.size() < 3 || x.size() > 5 || w.size() != x.size())
-      ctx.fail("X has shape {} and W {}; they must have the same rank, 3 to 5",
-               shape_str(x), shape_str(w));
+      ctx.fail("X has shape {} and W {}; they must have the same rank, 3 to 5", shape_str(x),
+               shape_str(w));
     const int64_t group = attrs_.group;
     if (x[1] != w[0] || x[1] % group != 0)
-      ctx.fail("X has {} channels and W shape {} with group={}; W's dim 0 must equal the "
-               "channels, which must divide by group",
-               x[1], shape_str(w), group);
+      ctx.fail(
+          "X has {} channels and W shape {} with group={}; W's dim 0 must equal the "
+          "channels, which must divide by group",
+          x[1], shape_str(w), group);
     const size_t n = x.size() - 2;
     WindowGeometry g;
     g.in.assign(x.begin() + 2, x.end());
@@ -53,13 +54,13 @@ class ConvTranspose : public Kernel {
     if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != g.kernel)
       ctx.fail("attribute 'kernel_shape' [{}] disagrees with W's spatial shape {}",
                fmt::join(attrs_.kernel_shape, ", "), shape_str(g.kernel));
-    auto values = [&](const std::vector<int64_t>& v, const char* name, size_t count,
-                      int64_t dflt) {
+    auto values = [&](const std::vector<int64_t>& v, const char* name, size_t count, int64_t dflt) {
       if (v.empty()) return std::vector<int64_t>(count, dflt);
       if (v.size() != count)
-        ctx.fail("attribute '{}' has {} values; it must have {} for an input with {} spatial "
-                 "dims",
-                 name, v.size(), count, n);
+        ctx.fail(
+            "attribute '{}' has {} values; it must have {} for an input with {} spatial "
+            "dims",
+            name, v.size(), count, n);
       return v;
     };
     const WindowAttrs& a = attrs_.window;
@@ -75,8 +76,8 @@ class ConvTranspose : public Kernel {
     g.pad_begin.resize(n);
     g.pad_end.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      const int64_t full = g.strides[i] * (g.in[i] - 1) + out_pad[i] +
-                           g.dilations[i] * (g.kernel[i] - 1) + 1;
+      const int64_t full =
+          g.strides[i] * (g.in[i] - 1) + out_pad[i] + g.dilations[i] * (g.kernel[i] - 1) + 1;
       const bool same = a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower;
       if (!out_shape.empty() || same) {
         g.out[i] = !out_shape.empty() ? out_shape[i] : g.in[i] * g.strides[i];
@@ -94,9 +95,10 @@ class ConvTranspose : public Kernel {
         g.out[i] = full - g.pad_begin[i] - g.pad_end[i];
       }
       if (g.out[i] < 0)
-        ctx.fail("failed to size the output of spatial dim {} with {}: pads [{}, {}] exceed the "
-                 "full output size {}",
-                 i, g.out[i], g.pad_begin[i], g.pad_end[i], full);
+        ctx.fail(
+            "failed to size the output of spatial dim {} with {}: pads [{}, {}] exceed the "
+            "full output size {}",
+            i, g.out[i], g.pad_begin[i], g.pad_end[i], full);
     }
     return g;
   }
@@ -147,8 +149,7 @@ class ConvTranspose : public Kernel {
           // Input columns iw whose output column iw * sw + base lies inside the row.
           const int64_t base = kw * g.dilations[2] - g.pad_begin[2];
           const int64_t lo = base >= 0 ? 0 : (-base + sw - 1) / sw;
-          const int64_t hi =
-              out_w - 1 - base < 0 ? 0 : std::min(in_w, (out_w - 1 - base) / sw + 1);
+          const int64_t hi = out_w - 1 - base < 0 ? 0 : std::min(in_w, (out_w - 1 - base) / sw + 1);
           if (lo >= hi) continue;
           for (int64_t id = 0; id < g.in[0]; ++id) {
             const int64_t od = id * g.strides[0] + kd * g.dilations[0] - g.pad_begin[0];

@@ -32,8 +32,8 @@ class DeformConv : public Kernel {
     const Tensor* mask = optional_input(in, 4, "mask");
     for (const Tensor* t : {&w, &offset, bias, mask})
       if (t && t->dtype() != x.dtype())
-        ctx.fail("inputs have element types {} and {}; they must be equal",
-                 dtype_name(x.dtype()), dtype_name(t->dtype()));
+        ctx.fail("inputs have element types {} and {}; they must be equal", dtype_name(x.dtype()),
+                 dtype_name(t->dtype()));
     WindowGeometry g = conv_geometry(attrs_, x.shape(), w.shape(), ctx);
     const int64_t r = x.rank() - 2, taps = dims_product(w.shape(), 2, w.rank());
     const int64_t batch = x.shape()[0], channels = x.shape()[1], maps = w.shape()[0];
@@ -51,9 +51,9 @@ class DeformConv : public Kernel {
     if (bias && bias->numel() != maps)
       ctx.fail("B has shape {}; it must hold one value per output channel ({})",
                shape_str(bias->shape()), maps);
-    return {dispatch<FloatTypes>(x.dtype(), [&]<typename T>() {
-      return convolve<T>(x, w, offset, bias, mask, g);
-    }, "input X")};
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return convolve<T>(x, w, offset, bias, mask, g); },
+        "input X")};
   }
 
  private:
@@ -98,8 +98,8 @@ class DeformConv : public Kernel {
               for (int64_t d = 0; d < r; ++d) {
                 const double off =
                     od[((n * offset_group_ + og) * taps * r + t * r + d) * positions + p];
-                const double c = double(pos[d] * g.strides[d] + tap[d] * g.dilations[d] -
-                                        g.pad_begin[d]) + off;
+                const double c =
+                    double(pos[d] * g.strides[d] + tap[d] * g.dilations[d] - g.pad_begin[d]) + off;
                 const double c0 = std::floor(c), f = c - c0;
                 const int64_t i0 = static_cast<int64_t>(c0);
                 for (int64_t k = 0; k < corners; ++k) {
@@ -113,8 +113,8 @@ class DeformConv : public Kernel {
                   wt[k] *= hi ? f : 1 - f;
                 }
               }
-              const double m = mask ? md[((n * offset_group_ + og) * taps + t) * positions + p]
-                                    : 1.0;
+              const double m =
+                  mask ? md[((n * offset_group_ + og) * taps + t) * positions + p] : 1.0;
               for (int64_t c = og * cog; c < (og + 1) * cog; ++c) {
                 const double* img = xd.data() + (n * channels + c) * plane;
                 double v = 0;

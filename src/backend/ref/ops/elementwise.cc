@@ -45,8 +45,8 @@ Tensor LegacyBroadcast::operand(const Tensor& a, const Tensor& b, RunContext& ct
 void check_same_dtype(const Tensor& a, const Tensor& b, RunContext& ctx, const char* name_a,
                       const char* name_b) {
   if (a.dtype() != b.dtype())
-    ctx.fail("inputs {} and {} have element types {} and {}; they must be equal", name_a,
-             name_b, dtype_name(a.dtype()), dtype_name(b.dtype()));
+    ctx.fail("inputs {} and {} have element types {} and {}; they must be equal", name_a, name_b,
+             dtype_name(a.dtype()), dtype_name(b.dtype()));
 }
 
 std::vector<const Tensor*> variadic_inputs(const Inputs& in, RunContext& ctx) {
@@ -54,8 +54,8 @@ std::vector<const Tensor*> variadic_inputs(const Inputs& in, RunContext& ctx) {
   for (size_t i = 0; i < in.size(); ++i) {
     const Tensor& t = input_tensor(in, i, "data_" + std::to_string(i));
     if (!tensors.empty() && t.dtype() != tensors[0]->dtype())
-      ctx.fail("input #{} has element type {} and input #0 {}; all inputs must have one type",
-               i, dtype_name(t.dtype()), dtype_name(tensors[0]->dtype()));
+      ctx.fail("input #{} has element type {} and input #0 {}; all inputs must have one type", i,
+               dtype_name(t.dtype()), dtype_name(tensors[0]->dtype()));
     tensors.push_back(&t);
   }
   if (tensors.empty()) ctx.fail("it has no inputs; it needs at least one");
@@ -68,27 +68,40 @@ enum class Arith { kAdd, kSub, kMul, kDiv };
 
 // Integer math in uint64 wraps modulo 2^64, which is what narrowing to the type keeps.
 template <typename C>
-C wrap_add(C a, C b) { return static_cast<C>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+C wrap_add(C a, C b) {
+  return static_cast<C>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
 template <typename C>
-C wrap_sub(C a, C b) { return static_cast<C>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+C wrap_sub(C a, C b) {
+  return static_cast<C>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
 template <typename C>
-C wrap_mul(C a, C b) { return static_cast<C>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+C wrap_mul(C a, C b) {
+  return static_cast<C>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 
 template <typename T>
 Tensor arith(Arith op, const Tensor& a, const Tensor& b) {
   using C = compute_t<T>;
   if constexpr (std::is_same_v<C, double>) {
     switch (op) {
-      case Arith::kAdd: return binary_elementwise<T, T>(a, b, [](C x, C y) { return x + y; });
-      case Arith::kSub: return binary_elementwise<T, T>(a, b, [](C x, C y) { return x - y; });
-      case Arith::kMul: return binary_elementwise<T, T>(a, b, [](C x, C y) { return x * y; });
-      case Arith::kDiv: return binary_elementwise<T, T>(a, b, [](C x, C y) { return x / y; });
+      case Arith::kAdd:
+        return binary_elementwise<T, T>(a, b, [](C x, C y) { return x + y; });
+      case Arith::kSub:
+        return binary_elementwise<T, T>(a, b, [](C x, C y) { return x - y; });
+      case Arith::kMul:
+        return binary_elementwise<T, T>(a, b, [](C x, C y) { return x * y; });
+      case Arith::kDiv:
+        return binary_elementwise<T, T>(a, b, [](C x, C y) { return x / y; });
     }
   } else {
     switch (op) {
-      case Arith::kAdd: return binary_elementwise<T, T>(a, b, wrap_add<C>);
-      case Arith::kSub: return binary_elementwise<T, T>(a, b, wrap_sub<C>);
-      case Arith::kMul: return binary_elementwise<T, T>(a, b, wrap_mul<C>);
+      case Arith::kAdd:
+        return binary_elementwise<T, T>(a, b, wrap_add<C>);
+      case Arith::kSub:
+        return binary_elementwise<T, T>(a, b, wrap_sub<C>);
+      case Arith::kMul:
+        return binary_elementwise<T, T>(a, b, wrap_mul<C>);
       case Arith::kDiv:
         // Truncates toward zero, as the spec's reference (NumPy true division cast back to the
         // integer type) and ONNX Runtime do; the one overflowing case wraps.
@@ -210,8 +223,7 @@ class Pow : public Kernel {
                 // The result has the base's type; an integer base with an integer exponent
                 // stays in integers (exact beyond 2^53), anything else is pow() in double.
                 return mixed_binary_elementwise<T, T, E>(x, y, [](auto b, auto e) {
-                  if constexpr (std::is_integral_v<decltype(b)> &&
-                                std::is_integral_v<decltype(e)>)
+                  if constexpr (std::is_integral_v<decltype(b)> && std::is_integral_v<decltype(e)>)
                     return integer_power(b, e);
                   else
                     return std::pow(static_cast<double>(b), static_cast<double>(e));
@@ -242,9 +254,10 @@ class Mod : public Kernel {
           using C = compute_t<T>;
           if constexpr (std::is_same_v<C, double>) {
             if (!fmod_)
-              ctx.fail("attribute 'fmod' is 0 for floating input type {}; the spec requires "
-                       "fmod=1 for floating types",
-                       dtype_name(a.dtype()));
+              ctx.fail(
+                  "attribute 'fmod' is 0 for floating input type {}; the spec requires "
+                  "fmod=1 for floating types",
+                  dtype_name(a.dtype()));
             return binary_elementwise<T, T>(a, b, [](C x, C y) { return std::fmod(x, y); });
           } else {
             // fmod=1: the remainder has the dividend's sign (C's %); fmod=0: the divisor's
@@ -288,28 +301,28 @@ Tensor variadic(const std::vector<const Tensor*>& inputs) {
   for (const Tensor* t : inputs) src.push_back(t->data<T>());
   const double count = static_cast<double>(inputs.size());
   Broadcast bc(out_shape, shapes);
-  for_each_broadcast_run(bc, [&](int64_t o, const int64_t* offs, const int64_t* steps,
-                                 int64_t len) {
-    for (int64_t i = 0; i < len; ++i) {
-      C acc = widen(src[0][offs[0] + i * steps[0]]);
-      for (size_t k = 1; k < src.size(); ++k) {
-        const C v = widen(src[k][offs[k] + i * steps[k]]);
-        if constexpr (kOp == Variadic::kSum || kOp == Variadic::kMean) {
-          acc += v;
-        } else if constexpr (kOp == Variadic::kMin) {
-          if (v < acc) acc = v;
-          if constexpr (kFloat)
-            if (std::isnan(v)) acc = v;
-        } else {
-          if (v > acc) acc = v;
-          if constexpr (kFloat)
-            if (std::isnan(v)) acc = v;
-        }
-      }
-      if constexpr (kOp == Variadic::kMean) acc /= count;
-      dst[o + i] = narrow<T>(acc);
-    }
-  });
+  for_each_broadcast_run(bc,
+                         [&](int64_t o, const int64_t* offs, const int64_t* steps, int64_t len) {
+                           for (int64_t i = 0; i < len; ++i) {
+                             C acc = widen(src[0][offs[0] + i * steps[0]]);
+                             for (size_t k = 1; k < src.size(); ++k) {
+                               const C v = widen(src[k][offs[k] + i * steps[k]]);
+                               if constexpr (kOp == Variadic::kSum || kOp == Variadic::kMean) {
+                                 acc += v;
+                               } else if constexpr (kOp == Variadic::kMin) {
+                                 if (v < acc) acc = v;
+                                 if constexpr (kFloat)
+                                   if (std::isnan(v)) acc = v;
+                               } else {
+                                 if (v > acc) acc = v;
+                                 if constexpr (kFloat)
+                                   if (std::isnan(v)) acc = v;
+                               }
+                             }
+                             if constexpr (kOp == Variadic::kMean) acc /= count;
+                             dst[o + i] = narrow<T>(acc);
+                           }
+                         });
   return y;
 }
 
@@ -320,8 +333,7 @@ class VariadicOp : public Kernel {
   Outputs run(const Inputs& in, RunContext& ctx) override {
     std::vector<const Tensor*> inputs = variadic_inputs(in, ctx);
     return {dispatch<Types>(
-        inputs[0]->dtype(), [&]<typename T>() { return variadic<kOp, T>(inputs); },
-        "the inputs")};
+        inputs[0]->dtype(), [&]<typename T>() { return variadic<kOp, T>(inputs); }, "the inputs")};
   }
 };
 using Sum = VariadicOp<Variadic::kSum, FloatTypes>;

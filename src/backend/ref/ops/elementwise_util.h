@@ -37,16 +37,18 @@ inline constexpr bool is_4bit_v = std::is_same_v<T, Int4> || std::is_same_v<T, U
 // The DataType of an element type or 4-bit tag.
 template <typename T>
 constexpr DataType elem_dtype() {
-  if constexpr (std::is_same_v<T, Int4>) return DataType::kInt4;
-  else if constexpr (std::is_same_v<T, UInt4>) return DataType::kUInt4;
-  else return dtype_of<T>;
+  if constexpr (std::is_same_v<T, Int4>)
+    return DataType::kInt4;
+  else if constexpr (std::is_same_v<T, UInt4>)
+    return DataType::kUInt4;
+  else
+    return dtype_of<T>;
 }
 
 // Like dispatch, for lists that may hold the 4-bit tags.
 template <typename... Ts, typename F>
 void dispatch_elem(TypeList<Ts...>, DataType dtype, F&& f, std::string_view what) {
-  bool found =
-      ((dtype == elem_dtype<Ts>() ? (f.template operator()<Ts>(), true) : false) || ...);
+  bool found = ((dtype == elem_dtype<Ts>() ? (f.template operator()<Ts>(), true) : false) || ...);
   if (!found) fail_unsupported_type(dtype, what, {elem_dtype<Ts>()...});
 }
 

@@ -121,8 +121,8 @@ PARITY_REF_OP("", "GatherElements", 11, kOpsetMax, GatherElements);
 // GatherND / ScatterND geometry: indices [..., k] name slices of data[b + k:] within the
 // batch given by the first b dims.
 struct NdIndexing {
-  int64_t tuples = 0;       // index tuples (indices.numel() / k)
-  int64_t slice = 1;        // elements per slice
+  int64_t tuples = 0;            // index tuples (indices.numel() / k)
+  int64_t slice = 1;             // elements per slice
   std::vector<int64_t> offsets;  // data offset of each tuple's slice
 };
 
@@ -132,9 +132,10 @@ NdIndexing nd_indexing(const Shape& data, const Tensor& indices, int64_t batch_d
   if (q < 1) fail("failed to use {}: it is a scalar; it needs rank 1 or more", what);
   const int64_t k = indices.shape()[q - 1];
   if (batch_dims < 0 || batch_dims >= std::min(r, q))
-    fail("failed to use batch_dims {}: it must be in [0, {}) for data of rank {} and indices "
-         "of rank {}",
-         batch_dims, std::min(r, q), r, q);
+    fail(
+        "failed to use batch_dims {}: it must be in [0, {}) for data of rank {} and indices "
+        "of rank {}",
+        batch_dims, std::min(r, q), r, q);
   if (k < 1 || batch_dims + k > r)
     fail("failed to use {} of shape {}: its last dim {} must be in [1, {}] for data of shape {}",
          what, shape_str(indices.shape()), k, r - batch_dims, shape_str(data));
@@ -213,9 +214,10 @@ ScatterReduction read_reduction(const OpContext& ctx) {
 Tensor scatter(const Tensor& data, const Tensor& updates, const std::vector<int64_t>& offsets,
                int64_t slice, ScatterReduction reduction) {
   if (updates.dtype() != data.dtype())
-    fail("failed to scatter input 'updates' of type {} into data of type {}: the types must be "
-         "equal",
-         dtype_name(updates.dtype()), dtype_name(data.dtype()));
+    fail(
+        "failed to scatter input 'updates' of type {} into data of type {}: the types must be "
+        "equal",
+        dtype_name(updates.dtype()), dtype_name(data.dtype()));
   if (reduction == ScatterReduction::kNone) {
     return on_bytes(data, [&](const Tensor& bd) {
       const Tensor bu = is_4bit(updates.dtype()) ? unpack_4bit(updates) : updates;
@@ -249,11 +251,20 @@ Tensor scatter(const Tensor& data, const Tensor& updates, const std::vector<int6
               }
             }
             switch (reduction) {
-              case ScatterReduction::kAdd: o = narrow<T>(a + b); break;
-              case ScatterReduction::kMul: o = narrow<T>(a * b); break;
-              case ScatterReduction::kMax: o = narrow<T>(b > a ? b : a); break;
-              case ScatterReduction::kMin: o = narrow<T>(b < a ? b : a); break;
-              case ScatterReduction::kNone: break;
+              case ScatterReduction::kAdd:
+                o = narrow<T>(a + b);
+                break;
+              case ScatterReduction::kMul:
+                o = narrow<T>(a * b);
+                break;
+              case ScatterReduction::kMax:
+                o = narrow<T>(b > a ? b : a);
+                break;
+              case ScatterReduction::kMin:
+                o = narrow<T>(b < a ? b : a);
+                break;
+              case ScatterReduction::kNone:
+                break;
             }
           }
         }
@@ -301,10 +312,11 @@ class ScatterND : public Kernel {
     Shape expected(indices.shape().begin(), indices.shape().end() - 1);
     expected.insert(expected.end(), x.shape().begin() + indices.shape().back(), x.shape().end());
     if (updates.shape() != expected)
-      ctx.fail("input 'updates' has shape {}; with indices of shape {} and data of shape {} it "
-               "must be {}",
-               shape_str(updates.shape()), shape_str(indices.shape()), shape_str(x.shape()),
-               shape_str(expected));
+      ctx.fail(
+          "input 'updates' has shape {}; with indices of shape {} and data of shape {} it "
+          "must be {}",
+          shape_str(updates.shape()), shape_str(indices.shape()), shape_str(x.shape()),
+          shape_str(expected));
     return {scatter(x, updates, g.offsets, g.slice, reduction_)};
   }
 

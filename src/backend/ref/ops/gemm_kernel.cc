@@ -51,9 +51,8 @@ __attribute__((optimize("fp-contract=off"))) void portable_tile(int64_t kc, cons
 }
 
 template <typename Acc, typename Rows>
-void portable_panels(int64_t kc, const Acc* a, int64_t a_stride, int64_t row_panels,
-                     const Acc* b, int64_t b_stride, Rows rows, int64_t col_panels, Acc* c,
-                     int64_t ldc) {
+void portable_panels(int64_t kc, const Acc* a, int64_t a_stride, int64_t row_panels, const Acc* b,
+                     int64_t b_stride, Rows rows, int64_t col_panels, Acc* c, int64_t ldc) {
   for (int64_t jp = 0; jp < col_panels; ++jp)
     for (int64_t ip = 0; ip < row_panels; ++ip)
       portable_tile(kc, a + ip * a_stride, b + jp * b_stride, rows,
@@ -108,8 +107,7 @@ static_assert(kGemmMR % kAvx2Rows == 0 && kGemmNR % 8 == 0);
 
 template <bool kFused, typename Rows>
 __attribute__((target("avx2,fma"), optimize("fp-contract=off"), always_inline)) inline void
-avx2_quarter_tile(int64_t kc, const double* a, const double* b, Rows rows, double* c,
-                  int64_t ldc) {
+avx2_quarter_tile(int64_t kc, const double* a, const double* b, Rows rows, double* c, int64_t ldc) {
   __m256d acc[kAvx2Rows][2];
   for (int64_t i = 0; i < kAvx2Rows; ++i) {
     acc[i][0] = _mm256_loadu_pd(c + i * ldc);
@@ -203,8 +201,8 @@ void double_panels(int64_t kc, const double* a, int64_t a_stride, int64_t row_pa
     case GemmPath::kAvx512:
       return exact_products ? avx512_panels<true>(kc, a, a_stride, row_panels, b, b_stride, rows,
                                                   col_panels, c, ldc)
-                            : avx512_panels<false>(kc, a, a_stride, row_panels, b, b_stride,
-                                                   rows, col_panels, c, ldc);
+                            : avx512_panels<false>(kc, a, a_stride, row_panels, b, b_stride, rows,
+                                                   col_panels, c, ldc);
     case GemmPath::kAvx2Fma:
       return exact_products ? avx2_panels<true>(kc, a, a_stride, row_panels, b, b_stride, rows,
                                                 col_panels, c, ldc)
@@ -212,23 +210,22 @@ void double_panels(int64_t kc, const double* a, int64_t a_stride, int64_t row_pa
                                                  col_panels, c, ldc);
 #endif
     default:
-      return portable_panels(kc, a, a_stride, row_panels, b, b_stride, rows, col_panels, c,
-                             ldc);
+      return portable_panels(kc, a, a_stride, row_panels, b, b_stride, rows, col_panels, c, ldc);
   }
 }
 
 }  // namespace
 
-void gemm_panels(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels,
-                 const double* b, int64_t b_stride, int64_t col_panels, double* c, int64_t ldc,
+void gemm_panels(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels, const double* b,
+                 int64_t b_stride, int64_t col_panels, double* c, int64_t ldc,
                  bool exact_products) {
   double_panels(kc, a, a_stride, row_panels, b, b_stride, PackedRows{}, col_panels, c, ldc,
                 exact_products);
 }
 
-void gemm_rows(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels,
-               const double* b, const int64_t* b_rows, int64_t col_panels, double* c,
-               int64_t ldc, bool exact_products) {
+void gemm_rows(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels, const double* b,
+               const int64_t* b_rows, int64_t col_panels, double* c, int64_t ldc,
+               bool exact_products) {
   double_panels(kc, a, a_stride, row_panels, b, kGemmNR, TableRows{b_rows}, col_panels, c, ldc,
                 exact_products);
 }

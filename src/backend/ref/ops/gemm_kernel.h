@@ -52,8 +52,8 @@ void gemm_panels(int64_t kc, const uint64_t* a, int64_t a_panel_stride, int64_t 
 // consecutive columns) and its row p at b_rows[p] from there (a convolution's input, whose
 // rows for successive k are input channels and kernel taps apart).
 void gemm_rows(int64_t kc, const double* a, int64_t a_panel_stride, int64_t row_panels,
-               const double* b, const int64_t* b_rows, int64_t col_panels, double* c,
-               int64_t ldc, bool exact_products);
+               const double* b, const int64_t* b_rows, int64_t col_panels, double* c, int64_t ldc,
+               bool exact_products);
 
 // Whether products of two T values (widened to double) are exact, so FMA may be used.
 template <typename T>

@@ -84,9 +84,9 @@ Real matmul2d(const Real& a, const Real& b, bool ta, bool tb) {
   return c;
 }
 
-const std::set<std::string> kDifferentiable = {
-    "Add", "Sub", "Mul", "Div", "Neg", "Identity", "Relu", "Sigmoid", "Tanh", "Exp", "Log",
-    "Sqrt", "MatMul", "Constant"};
+const std::set<std::string> kDifferentiable = {"Add",      "Sub",  "Mul",     "Div",     "Neg",
+                                               "Identity", "Relu", "Sigmoid", "Tanh",    "Exp",
+                                               "Log",      "Sqrt", "MatMul",  "Constant"};
 
 // The initializer `name` of `graph` or of a graph enclosing it.
 const Tensor* find_initializer(const ir::Graph* graph, const std::string& name) {
@@ -100,12 +100,10 @@ const Tensor* find_initializer(const ir::Graph* graph, const std::string& name) 
 class Gradient : public Kernel {
  public:
   explicit Gradient(const OpContext& ctx)
-      : xs_(ctx.attr_strings("xs")),
-        zs_(ctx.attr_strings("zs", {})),
-        y_(ctx.attr_string("y")) {
+      : xs_(ctx.attr_strings("xs")), zs_(ctx.attr_strings("zs", {})), y_(ctx.attr_string("y")) {
     if (ctx.num_inputs() != xs_.size() + zs_.size())
-      ctx.fail("it has {} inputs; it needs one per name of xs and zs ({} + {})",
-               ctx.num_inputs(), xs_.size(), zs_.size());
+      ctx.fail("it has {} inputs; it needs one per name of xs and zs ({} + {})", ctx.num_inputs(),
+               xs_.size(), zs_.size());
     if (ctx.num_outputs() != xs_.size())
       ctx.fail("it has {} outputs; it needs one per name of xs ({})", ctx.num_outputs(),
                xs_.size());
@@ -134,14 +132,16 @@ class Gradient : public Kernel {
       }
       const ir::Node& node = graph.nodes[it->second];
       if (!node.domain.empty() || !kDifferentiable.count(node.op_type))
-        ctx.fail("node '{}' ({}) between xs and y cannot be differentiated; differentiable "
-                 "ops: [Add, Sub, Mul, Div, Neg, Identity, Relu, Sigmoid, Tanh, Exp, Log, "
-                 "Sqrt, MatMul (2-D), Constant]",
-                 node.name, node.op_type);
+        ctx.fail(
+            "node '{}' ({}) between xs and y cannot be differentiated; differentiable "
+            "ops: [Add, Sub, Mul, Div, Neg, Identity, Relu, Sigmoid, Tanh, Exp, Log, "
+            "Sqrt, MatMul (2-D), Constant]",
+            node.name, node.op_type);
       if (node.attribute("broadcast"))
-        ctx.fail("node '{}' ({}) uses the legacy 'broadcast' attribute, which Gradient does "
-                 "not differentiate",
-                 node.name, node.op_type);
+        ctx.fail(
+            "node '{}' ({}) uses the legacy 'broadcast' attribute, which Gradient does "
+            "not differentiate",
+            node.name, node.op_type);
       if (node.op_type == "Constant") {
         const ir::Attribute* value = node.attribute("value");
         if (!value || value->type != ir::Attribute::Type::kTensor)
@@ -171,24 +171,37 @@ class Gradient : public Kernel {
       const std::string& op = node->op_type;
       auto binary = [&](auto f) { return broadcast_apply(arg(0), arg(1), f); };
       Real r;
-      if (op == "Add") r = binary([](double a, double b) { return a + b; });
-      else if (op == "Sub") r = binary([](double a, double b) { return a - b; });
-      else if (op == "Mul") r = binary([](double a, double b) { return a * b; });
-      else if (op == "Div") r = binary([](double a, double b) { return a / b; });
-      else if (op == "Neg") r = map(arg(0), [](double a) { return -a; });
-      else if (op == "Identity") r = arg(0);
-      else if (op == "Relu") r = map(arg(0), [](double a) { return a < 0 ? 0.0 : a; });
-      else if (op == "Sigmoid") r = map(arg(0), [](double a) { return 1 / (1 + std::exp(-a)); });
-      else if (op == "Tanh") r = map(arg(0), [](double a) { return std::tanh(a); });
-      else if (op == "Exp") r = map(arg(0), [](double a) { return std::exp(a); });
-      else if (op == "Log") r = map(arg(0), [](double a) { return std::log(a); });
-      else if (op == "Sqrt") r = map(arg(0), [](double a) { return std::sqrt(a); });
+      if (op == "Add")
+        r = binary([](double a, double b) { return a + b; });
+      else if (op == "Sub")
+        r = binary([](double a, double b) { return a - b; });
+      else if (op == "Mul")
+        r = binary([](double a, double b) { return a * b; });
+      else if (op == "Div")
+        r = binary([](double a, double b) { return a / b; });
+      else if (op == "Neg")
+        r = map(arg(0), [](double a) { return -a; });
+      else if (op == "Identity")
+        r = arg(0);
+      else if (op == "Relu")
+        r = map(arg(0), [](double a) { return a < 0 ? 0.0 : a; });
+      else if (op == "Sigmoid")
+        r = map(arg(0), [](double a) { return 1 / (1 + std::exp(-a)); });
+      else if (op == "Tanh")
+        r = map(arg(0), [](double a) { return std::tanh(a); });
+      else if (op == "Exp")
+        r = map(arg(0), [](double a) { return std::exp(a); });
+      else if (op == "Log")
+        r = map(arg(0), [](double a) { return std::log(a); });
+      else if (op == "Sqrt")
+        r = map(arg(0), [](double a) { return std::sqrt(a); });
       else {  // MatMul
         const Real &a = arg(0), &b = arg(1);
         if (a.shape.size() != 2 || b.shape.size() != 2 || a.shape[1] != b.shape[0])
-          ctx.fail("MatMul node '{}' has operands {} and {}; Gradient differentiates only the "
-                   "product of two 2-D matrices (m, k) x (k, n)",
-                   node->name, shape_str(a.shape), shape_str(b.shape));
+          ctx.fail(
+              "MatMul node '{}' has operands {} and {}; Gradient differentiates only the "
+              "product of two 2-D matrices (m, k) x (k, n)",
+              node->name, shape_str(a.shape), shape_str(b.shape));
         r = matmul2d(a, b, false, false);
       }
       value[node->outputs[0]] = std::move(r);
@@ -232,8 +245,8 @@ class Gradient : public Kernel {
         accumulate(node->inputs[1], sum_to(times(g, a), b.shape));
       } else if (op == "Div") {
         const Real& b = value.at(node->inputs[1]);
-        accumulate(in0, sum_to(broadcast_apply(g, b, [](double x, double z) { return x / z; }),
-                               a.shape));
+        accumulate(
+            in0, sum_to(broadcast_apply(g, b, [](double x, double z) { return x / z; }), a.shape));
         // d(a/b)/db = -out / b.
         Real ob = broadcast_apply(out, b, [](double o, double z) { return -o / z; });
         accumulate(node->inputs[1], sum_to(times(g, ob), b.shape));

@@ -53,16 +53,22 @@ class GridSample : public Kernel {
   explicit GridSample(const OpContext& ctx)
       : nd_(ctx.opset() >= 20), align_corners_(ctx.attr_int("align_corners", 0) != 0) {
     const std::string mode = ctx.attr_string("mode", nd_ ? "linear" : "bilinear");
-    if (mode == "nearest") mode_ = Mode::kNearest;
-    else if (mode == (nd_ ? "linear" : "bilinear")) mode_ = Mode::kLinear;
-    else if (mode == (nd_ ? "cubic" : "bicubic")) mode_ = Mode::kCubic;
+    if (mode == "nearest")
+      mode_ = Mode::kNearest;
+    else if (mode == (nd_ ? "linear" : "bilinear"))
+      mode_ = Mode::kLinear;
+    else if (mode == (nd_ ? "cubic" : "bicubic"))
+      mode_ = Mode::kCubic;
     else
       ctx.fail("attribute 'mode' is '{}'; at opset {} it must be one of nearest, {}", mode,
                ctx.opset(), nd_ ? "linear, cubic" : "bilinear, bicubic");
     const std::string padding = ctx.attr_string("padding_mode", "zeros");
-    if (padding == "zeros") padding_ = Padding::kZeros;
-    else if (padding == "border") padding_ = Padding::kBorder;
-    else if (padding == "reflection") padding_ = Padding::kReflection;
+    if (padding == "zeros")
+      padding_ = Padding::kZeros;
+    else if (padding == "border")
+      padding_ = Padding::kBorder;
+    else if (padding == "reflection")
+      padding_ = Padding::kReflection;
     else
       ctx.fail("attribute 'padding_mode' is '{}'; it must be one of zeros, border, reflection",
                padding);
@@ -77,11 +83,14 @@ class GridSample : public Kernel {
       ctx.fail("X has shape {} and grid {}; grid must be [N, {}..., {}] for X [N, C, {}...]{}",
                shape_str(x.shape()), shape_str(grid.shape()), "O", r, "D",
                nd_ ? "" : " with 2 spatial dims (opset 16)");
-    std::vector<double> g = dispatch<FloatTypes>(grid.dtype(), [&]<typename T>() {
-      std::vector<double> v(static_cast<size_t>(grid.numel()));
-      for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(grid.data<T>()[i]);
-      return v;
-    }, "input grid");
+    std::vector<double> g = dispatch<FloatTypes>(
+        grid.dtype(),
+        [&]<typename T>() {
+          std::vector<double> v(static_cast<size_t>(grid.numel()));
+          for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(grid.data<T>()[i]);
+          return v;
+        },
+        "input grid");
     return {dispatch<NumericTypes>(
         x.dtype(), [&]<typename T>() { return sample<T>(x, g, grid.shape()); }, "input X")};
   }
@@ -149,8 +158,10 @@ class GridSample : public Kernel {
     const double lo = align_corners_ ? 0 : -0.5, hi = align_corners_ ? len - 1 : len - 0.5;
     if (mode_ == Mode::kNearest) x = round_away ? std::round(x) : std::nearbyint(x);
     if (x < lo || x > hi) {
-      if (padding_ == Padding::kBorder) x = std::clamp(x, 0.0, len - 1);
-      else if (padding_ == Padding::kReflection) x = reflect(x, lo, hi);
+      if (padding_ == Padding::kBorder)
+        x = std::clamp(x, 0.0, len - 1);
+      else if (padding_ == Padding::kReflection)
+        x = reflect(x, lo, hi);
     }
     if (mode_ == Mode::kNearest) {
       idx[0] = pixel(static_cast<int64_t>(x), size, lo, hi);
@@ -174,11 +185,13 @@ class GridSample : public Kernel {
   int64_t pixel(int64_t i, int64_t size, double lo, double hi) const {
     if (i >= 0 && i < size) return i;
     switch (padding_) {
-      case Padding::kZeros: return -1;
-      case Padding::kBorder: return std::clamp<int64_t>(i, 0, size - 1);
+      case Padding::kZeros:
+        return -1;
+      case Padding::kBorder:
+        return std::clamp<int64_t>(i, 0, size - 1);
       case Padding::kReflection:
-        return std::clamp<int64_t>(
-            static_cast<int64_t>(reflect(static_cast<double>(i), lo, hi)), 0, size - 1);
+        return std::clamp<int64_t>(static_cast<int64_t>(reflect(static_cast<double>(i), lo, hi)), 0,
+                                   size - 1);
     }
     return -1;
   }

@@ -19,9 +19,10 @@ class AffineGrid : public Kernel {
     const int64_t r = static_cast<int64_t>(size.size()) - 2;
     if ((r != 2 && r != 3) || theta.rank() != 3 || theta.shape()[0] != size[0] ||
         theta.shape()[1] != r || theta.shape()[2] != r + 1)
-      ctx.fail("theta has shape {} and size [{}]; they must be [N, 2, 3] with [N, C, H, W] or "
-               "[N, 3, 4] with [N, C, D, H, W]",
-               shape_str(theta.shape()), fmt::join(size, ", "));
+      ctx.fail(
+          "theta has shape {} and size [{}]; they must be [N, 2, 3] with [N, C, H, W] or "
+          "[N, 3, 4] with [N, C, D, H, W]",
+          shape_str(theta.shape()), fmt::join(size, ", "));
     for (int64_t d : size)
       if (d < 0) ctx.fail("size [{}] has a negative value", fmt::join(size, ", "));
     return {dispatch<FloatTypes>(
@@ -86,11 +87,11 @@ class Col2Im : public Kernel {
     const Shape block = read_int64s(input_tensor(in, 2, "block_shape"), "block_shape");
     const size_t r = image.size();
     if (x.rank() != 3 || r == 0 || block.size() != r)
-      ctx.fail("input has shape {}, image_shape {} and block_shape {}; input must be 3-D and "
-               "the shapes of equal, nonzero length",
-               shape_str(x.shape()), shape_str(image), shape_str(block));
-    auto values = [&](const std::vector<int64_t>& v, const char* name, size_t count,
-                      int64_t dflt) {
+      ctx.fail(
+          "input has shape {}, image_shape {} and block_shape {}; input must be 3-D and "
+          "the shapes of equal, nonzero length",
+          shape_str(x.shape()), shape_str(image), shape_str(block));
+    auto values = [&](const std::vector<int64_t>& v, const char* name, size_t count, int64_t dflt) {
       if (v.empty()) return std::vector<int64_t>(count, dflt);
       if (v.size() != count)
         ctx.fail("attribute '{}' has {} values; it must have {}", name, v.size(), count);
@@ -105,50 +106,54 @@ class Col2Im : public Kernel {
       const int64_t extent = dilations[d] * (block[d] - 1) + 1;
       const int64_t span = image[d] + pads[d] + pads[d + r] - extent;
       if (block[d] < 1 || strides[d] < 1 || dilations[d] < 1 || span < 0)
-        ctx.fail("failed to slide block {} over image {} with strides [{}], dilations [{}] and "
-                 "pads [{}]: sizes must be positive and the block fit the padded image",
-                 shape_str(block), shape_str(image), fmt::join(strides, ", "),
-                 fmt::join(dilations, ", "), fmt::join(pads, ", "));
+        ctx.fail(
+            "failed to slide block {} over image {} with strides [{}], dilations [{}] and "
+            "pads [{}]: sizes must be positive and the block fit the padded image",
+            shape_str(block), shape_str(image), fmt::join(strides, ", "),
+            fmt::join(dilations, ", "), fmt::join(pads, ", "));
       positions[d] = span / strides[d] + 1;
     }
-    if (block_size == 0 || x.shape()[1] % block_size != 0 ||
-        x.shape()[2] != shape_numel(positions))
-      ctx.fail("input has shape {}; dim 1 must be C times the block size {} and dim 2 the "
-               "number of block positions {}",
-               shape_str(x.shape()), block_size, shape_numel(positions));
+    if (block_size == 0 || x.shape()[1] % block_size != 0 || x.shape()[2] != shape_numel(positions))
+      ctx.fail(
+          "input has shape {}; dim 1 must be C times the block size {} and dim 2 the "
+          "number of block positions {}",
+          shape_str(x.shape()), block_size, shape_numel(positions));
     const int64_t batch = x.shape()[0], channels = x.shape()[1] / block_size;
     Shape out_shape = {batch, channels};
     out_shape.insert(out_shape.end(), image.begin(), image.end());
-    return {dispatch<FloatTypes>(x.dtype(), [&]<typename T>() {
-      Tensor y = uninitialized_tensor(x.dtype(), out_shape);
-      const int64_t plane = shape_numel(image), count = shape_numel(positions);
-      const Shape image_strides = strides_of(image);
-      const T* src = x.data<T>();
-      T* dst = y.data<T>();
-      parallel_for(batch * channels, grain_for(block_size * count), [&](int64_t b, int64_t e) {
-        std::vector<double> acc(static_cast<size_t>(plane));
-        for (int64_t item = b; item < e; ++item) {
-          std::fill(acc.begin(), acc.end(), 0.0);
-          const T* col = src + item * block_size * count;
-          for (int64_t k = 0; k < block_size; ++k)
-            for (int64_t l = 0; l < count; ++l) {
-              int64_t off = 0;
-              bool inside = true;
-              for (int64_t d = static_cast<int64_t>(r) - 1, kr = k, lr = l; d >= 0; --d) {
-                const int64_t pos = lr % positions[d] * strides[d] +
-                                    kr % block[d] * dilations[d] - pads[d];
-                kr /= block[d];
-                lr /= positions[d];
-                inside = inside && pos >= 0 && pos < image[d];
-                off += pos * image_strides[d];
-              }
-              if (inside) acc[off] += to_double(col[k * count + l]);
+    return {dispatch<FloatTypes>(
+        x.dtype(),
+        [&]<typename T>() {
+          Tensor y = uninitialized_tensor(x.dtype(), out_shape);
+          const int64_t plane = shape_numel(image), count = shape_numel(positions);
+          const Shape image_strides = strides_of(image);
+          const T* src = x.data<T>();
+          T* dst = y.data<T>();
+          parallel_for(batch * channels, grain_for(block_size * count), [&](int64_t b, int64_t e) {
+            std::vector<double> acc(static_cast<size_t>(plane));
+            for (int64_t item = b; item < e; ++item) {
+              std::fill(acc.begin(), acc.end(), 0.0);
+              const T* col = src + item * block_size * count;
+              for (int64_t k = 0; k < block_size; ++k)
+                for (int64_t l = 0; l < count; ++l) {
+                  int64_t off = 0;
+                  bool inside = true;
+                  for (int64_t d = static_cast<int64_t>(r) - 1, kr = k, lr = l; d >= 0; --d) {
+                    const int64_t pos =
+                        lr % positions[d] * strides[d] + kr % block[d] * dilations[d] - pads[d];
+                    kr /= block[d];
+                    lr /= positions[d];
+                    inside = inside && pos >= 0 && pos < image[d];
+                    off += pos * image_strides[d];
+                  }
+                  if (inside) acc[off] += to_double(col[k * count + l]);
+                }
+              for (int64_t i = 0; i < plane; ++i) dst[item * plane + i] = narrow<T>(acc[i]);
             }
-          for (int64_t i = 0; i < plane; ++i) dst[item * plane + i] = narrow<T>(acc[i]);
-        }
-      });
-      return y;
-    }, "input")};
+          });
+          return y;
+        },
+        "input")};
   }
 
  private:
@@ -172,9 +177,10 @@ class MaxUnpool : public Kernel {
     const Tensor* out_shape_t = optional_input(in, 2, "output_shape");
     const size_t r = kernel_.size();
     if (x.rank() != static_cast<int64_t>(r) + 2 || ind.shape() != x.shape())
-      ctx.fail("X has shape {} and I {}; they must be equal, with {} spatial dims as "
-               "kernel_shape has",
-               shape_str(x.shape()), shape_str(ind.shape()), r);
+      ctx.fail(
+          "X has shape {} and I {}; they must be equal, with {} spatial dims as "
+          "kernel_shape has",
+          shape_str(x.shape()), shape_str(ind.shape()), r);
     const auto strides = strides_.empty() ? std::vector<int64_t>(r, 1) : strides_;
     const auto pads = pads_.empty() ? std::vector<int64_t>(2 * r, 0) : pads_;
     if (strides.size() != r || pads.size() != 2 * r)
@@ -182,8 +188,7 @@ class MaxUnpool : public Kernel {
                fmt::join(pads, ", "), r, 2 * r);
     Shape inferred = {x.shape()[0], x.shape()[1]};
     for (size_t d = 0; d < r; ++d)
-      inferred.push_back((x.shape()[d + 2] - 1) * strides[d] - pads[d] - pads[d + r] +
-                         kernel_[d]);
+      inferred.push_back((x.shape()[d + 2] - 1) * strides[d] - pads[d] - pads[d + r] + kernel_[d]);
     Shape out_shape = inferred;
     if (out_shape_t) {
       out_shape = read_int64s(*out_shape_t, "output_shape");
@@ -203,18 +208,21 @@ class MaxUnpool : public Kernel {
                  limit, shape_str(inferred));
     Tensor y(x.dtype(), out_shape);  // zero-filled
     const Shape in_strides = strides_of(inferred), out_strides = strides_of(out_shape);
-    dispatch_storage(x.dtype(), [&]<typename S>() {
-      const S* src = static_cast<const S*>(x.raw_data());
-      S* dst = static_cast<S*>(y.raw_data());
-      for (size_t i = 0; i < index.size(); ++i) {
-        int64_t off = 0, rest = index[i];
-        for (size_t d = 0; d < inferred.size(); ++d) {
-          off += rest / in_strides[d] * out_strides[d];
-          rest %= in_strides[d];
-        }
-        dst[off] = src[i];
-      }
-    }, "input X");
+    dispatch_storage(
+        x.dtype(),
+        [&]<typename S>() {
+          const S* src = static_cast<const S*>(x.raw_data());
+          S* dst = static_cast<S*>(y.raw_data());
+          for (size_t i = 0; i < index.size(); ++i) {
+            int64_t off = 0, rest = index[i];
+            for (size_t d = 0; d < inferred.size(); ++d) {
+              off += rest / in_strides[d] * out_strides[d];
+              rest %= in_strides[d];
+            }
+            dst[off] = src[i];
+          }
+        },
+        "input X");
     return {y};
   }
 

@@ -27,9 +27,10 @@ class Compress : public Kernel {
     for (int64_t i = 0; i < condition.numel(); ++i) {
       if (!keep[i]) continue;
       if (i >= dim)
-        ctx.fail("input 'condition' selects position {} of an axis of size {}; a longer "
-                 "condition may only hold false beyond the axis",
-                 i, dim);
+        ctx.fail(
+            "input 'condition' selects position {} of an axis of size {}; a longer "
+            "condition may only hold false beyond the axis",
+            i, dim);
       kept.push_back(i);
     }
     Shape out = x.shape();
@@ -117,8 +118,8 @@ class OneHot : public Kernel {
           const T* p = indices.data<T>();
           for (size_t i = 0; i < idx.size(); ++i) {
             const double v = to_double(p[i]);
-            const int64_t k = std::isfinite(v) && std::abs(v) <= 1e15 ? static_cast<int64_t>(v)
-                                                                      : depth;
+            const int64_t k =
+                std::isfinite(v) && std::abs(v) <= 1e15 ? static_cast<int64_t>(v) : depth;
             idx[i] = k < -depth || k >= depth ? -1 : (k < 0 ? k + depth : k);
           }
         },

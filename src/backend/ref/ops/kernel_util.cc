@@ -133,8 +133,8 @@ int64_t dims_product(const Shape& shape, int64_t begin, int64_t end) {
 
 int64_t normalize_axis(int64_t axis, int64_t rank, std::string_view what) {
   if (axis < -rank || axis >= rank)
-    fail("{} {} is out of range for a tensor of rank {}; it must be in [{}, {}]", what, axis,
-         rank, -rank, rank - 1);
+    fail("{} {} is out of range for a tensor of rank {}; it must be in [{}, {}]", what, axis, rank,
+         -rank, rank - 1);
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -144,8 +144,8 @@ std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ra
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     int64_t n = normalize_axis(a, rank, what);
-    if (seen[n]) fail("{} [{}] repeat axis {}; each axis may appear once", what,
-                      fmt::join(axes, ", "), n);
+    if (seen[n])
+      fail("{} [{}] repeat axis {}; each axis may appear once", what, fmt::join(axes, ", "), n);
     seen[n] = true;
     result.push_back(n);
   }
@@ -174,9 +174,10 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
       }
       std::vector<std::string> names;
       for (const auto& t : shapes) names.push_back(shape_str(t));
-      fail("failed to broadcast shapes {}: dimension {} (from the end) is {} in one and {} in "
-           "another; sizes must be equal or 1",
-           fmt::join(names, " and "), s.size() - d, o, s[d]);
+      fail(
+          "failed to broadcast shapes {}: dimension {} (from the end) is {} in one and {} in "
+          "another; sizes must be equal or 1",
+          fmt::join(names, " and "), s.size() - d, o, s[d]);
     }
   }
   return out;
@@ -194,8 +195,8 @@ Broadcast::Broadcast(const Shape& out, const std::vector<Shape>& inputs) {
     for (size_t k = 0; k < n; ++k) {
       const Shape& s = inputs[k];
       int64_t dim = d + s.size() >= rank ? s[d + s.size() - rank] : 1;
-      PARITY_ENFORCE(dim == out[d] || dim == 1, "shape {} does not broadcast to {}",
-                     shape_str(s), shape_str(out));
+      PARITY_ENFORCE(dim == out[d] || dim == 1, "shape {} does not broadcast to {}", shape_str(s),
+                     shape_str(out));
       rep[k] = dim == 1;
     }
     if (!repeats.empty() && repeats.back() == rep) {
@@ -275,22 +276,27 @@ WindowAttrs read_window_attrs(const OpContext& ctx, bool with_ceil_mode) {
     std::vector<int64_t> v = ctx.attr_ints(name, {});
     for (int64_t x : v)
       if (x < min)
-        ctx.fail("attribute '{}' is [{}]; every value must be {} or more", name,
-                 fmt::join(v, ", "), min);
+        ctx.fail("attribute '{}' is [{}]; every value must be {} or more", name, fmt::join(v, ", "),
+                 min);
     return v;
   };
   w.strides = read("strides", 1);
   w.dilations = read("dilations", 1);
   w.pads = read("pads", 0);
   std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  if (auto_pad == "NOTSET") w.auto_pad = AutoPad::kNotSet;
-  else if (auto_pad == "VALID") w.auto_pad = AutoPad::kValid;
-  else if (auto_pad == "SAME_UPPER") w.auto_pad = AutoPad::kSameUpper;
-  else if (auto_pad == "SAME_LOWER") w.auto_pad = AutoPad::kSameLower;
+  if (auto_pad == "NOTSET")
+    w.auto_pad = AutoPad::kNotSet;
+  else if (auto_pad == "VALID")
+    w.auto_pad = AutoPad::kValid;
+  else if (auto_pad == "SAME_UPPER")
+    w.auto_pad = AutoPad::kSameUpper;
+  else if (auto_pad == "SAME_LOWER")
+    w.auto_pad = AutoPad::kSameLower;
   else
-    ctx.fail("attribute 'auto_pad' is '{}'; it must be one of NOTSET, VALID, SAME_UPPER, "
-             "SAME_LOWER",
-             auto_pad);
+    ctx.fail(
+        "attribute 'auto_pad' is '{}'; it must be one of NOTSET, VALID, SAME_UPPER, "
+        "SAME_LOWER",
+        auto_pad);
   if (with_ceil_mode) w.ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
   return w;
 }
@@ -298,12 +304,11 @@ WindowAttrs read_window_attrs(const OpContext& ctx, bool with_ceil_mode) {
 WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in_spatial,
                                const std::vector<int64_t>& kernel) {
   const size_t n = in_spatial.size();
-  auto values = [&](const std::vector<int64_t>& v, const char* name, size_t count,
-                    int64_t dflt) {
+  auto values = [&](const std::vector<int64_t>& v, const char* name, size_t count, int64_t dflt) {
     if (v.empty()) return std::vector<int64_t>(count, dflt);
     if (v.size() != count)
-      fail("attribute '{}' has {} values; it must have {} for an input with {} spatial dims",
-           name, v.size(), count, n);
+      fail("attribute '{}' has {} values; it must have {} for an input with {} spatial dims", name,
+           v.size(), count, n);
     return v;
   };
   WindowGeometry g;
@@ -336,14 +341,14 @@ WindowGeometry window_geometry(const WindowAttrs& a, const Shape& in_spatial,
       g.pad_begin[i] = pads[i];
       g.pad_end[i] = pads[i + n];
     }
-    int64_t span = checked_sub(
-        checked_add(checked_add(in, g.pad_begin[i], "the padded input size"), g.pad_end[i],
-                    "the padded input size"),
-        extent, "the padded input size");
+    int64_t span = checked_sub(checked_add(checked_add(in, g.pad_begin[i], "the padded input size"),
+                                           g.pad_end[i], "the padded input size"),
+                               extent, "the padded input size");
     if (span < 0)
-      fail("failed to slide a window of extent {} over spatial dim {} of size {} with pads "
-           "[{}, {}]: the padded input must be at least as large as the window",
-           extent, i, in, g.pad_begin[i], g.pad_end[i]);
+      fail(
+          "failed to slide a window of extent {} over spatial dim {} of size {} with pads "
+          "[{}, {}]: the padded input must be at least as large as the window",
+          extent, i, in, g.pad_begin[i], g.pad_end[i]);
     int64_t out = (a.ceil_mode ? (span == 0 ? 0 : (span - 1) / s + 1) : span / s) + 1;
     if (a.ceil_mode && (out - 1) * s >= in + g.pad_begin[i]) --out;
     g.out[i] = out;
@@ -360,7 +365,7 @@ WindowGeometry window_as_3d(const WindowGeometry& g) {
     r.insert(r.end(), v.begin(), v.end());
     return r;
   };
-  return {lift(g.in, 1),        lift(g.out, 1),     lift(g.kernel, 1),  lift(g.strides, 1),
+  return {lift(g.in, 1),        lift(g.out, 1),       lift(g.kernel, 1), lift(g.strides, 1),
           lift(g.dilations, 1), lift(g.pad_begin, 0), lift(g.pad_end, 0)};
 }
 

@@ -31,12 +31,16 @@ namespace parity::ref {
 // ---------------------------------------------------------------------------------------------
 // Element types and dispatch
 
-template <typename... Ts> struct TypeList {};
-template <typename A, typename B> struct TypeConcat;
-template <typename... A, typename... B> struct TypeConcat<TypeList<A...>, TypeList<B...>> {
+template <typename... Ts>
+struct TypeList {};
+template <typename A, typename B>
+struct TypeConcat;
+template <typename... A, typename... B>
+struct TypeConcat<TypeList<A...>, TypeList<B...>> {
   using type = TypeList<A..., B...>;
 };
-template <typename A, typename B> using Concat = typename TypeConcat<A, B>::type;
+template <typename A, typename B>
+using Concat = typename TypeConcat<A, B>::type;
 
 using FloatTypes = TypeList<float, double, float16, bfloat16>;
 using SignedIntTypes = TypeList<int8_t, int16_t, int32_t, int64_t>;
@@ -84,12 +88,18 @@ template <typename F>
 decltype(auto) dispatch_storage(DataType dtype, F&& f, std::string_view what = "the input") {
   if (dtype == DataType::kString) return f.template operator()<std::string>();
   switch (dtype_bits(dtype)) {
-    case 8: return f.template operator()<uint8_t>();
-    case 16: return f.template operator()<uint16_t>();
-    case 32: return f.template operator()<uint32_t>();
-    case 64: return f.template operator()<uint64_t>();
-    case 128: return f.template operator()<Bytes16>();
-    default: fail_unsupported_type(dtype, what, {});
+    case 8:
+      return f.template operator()<uint8_t>();
+    case 16:
+      return f.template operator()<uint16_t>();
+    case 32:
+      return f.template operator()<uint32_t>();
+    case 64:
+      return f.template operator()<uint64_t>();
+    case 128:
+      return f.template operator()<Bytes16>();
+    default:
+      fail_unsupported_type(dtype, what, {});
   }
 }
 
@@ -135,7 +145,8 @@ inline T narrow(V v) {
     return static_cast<T>(v);
   } else if constexpr (std::is_floating_point_v<V>) {
     if (std::isnan(v)) return T(0);
-    if (v <= static_cast<V>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v <= static_cast<V>(std::numeric_limits<T>::lowest()))
+      return std::numeric_limits<T>::lowest();
     if (v >= static_cast<V>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
     return static_cast<T>(v);
   } else {

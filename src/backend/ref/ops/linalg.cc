@@ -30,9 +30,10 @@ class EinsumPlan {
         terms.back().push_back(ch);
     }
     if (terms.size() != shapes.size())
-      ctx.fail("failed to parse equation '{}': it has {} operand terms for {} inputs; there "
-               "must be one per input",
-               equation, terms.size(), shapes.size());
+      ctx.fail(
+          "failed to parse equation '{}': it has {} operand terms for {} inputs; there "
+          "must be one per input",
+          equation, terms.size(), shapes.size());
 
     // Each term as labels: letters map to 0..51, ellipsis dims to 52.. (right-aligned).
     int ellipsis_rank = 0;
@@ -44,9 +45,10 @@ class EinsumPlan {
       const int64_t rank = static_cast<int64_t>(shapes[i].size());
       const int64_t named = static_cast<int64_t>(letters[i].size()) - (has_ellipsis ? 1 : 0);
       if (has_ellipsis ? named > rank : named != rank)
-        ctx.fail("failed to apply equation '{}' to input {} of shape {}: its term '{}' names {} "
-                 "dims",
-                 equation, i, shape_str(shapes[i]), terms[i], named);
+        ctx.fail(
+            "failed to apply equation '{}' to input {} of shape {}: its term '{}' names {} "
+            "dims",
+            equation, i, shape_str(shapes[i]), terms[i], named);
       ellipsis_dims[i] = static_cast<int>(rank - named);
       ellipsis_rank = std::max(ellipsis_rank, ellipsis_dims[i]);
     }
@@ -59,8 +61,8 @@ class EinsumPlan {
       for (int label : letters[i]) {
         if (label == kEllipsis) {
           for (int e = 0; e < ellipsis_dims[i]; ++e, ++axis)
-            bind(kLetters + ellipsis_rank - ellipsis_dims[i] + e, i, shapes[i][axis],
-                 strides[axis], equation, ctx);
+            bind(kLetters + ellipsis_rank - ellipsis_dims[i] + e, i, shapes[i][axis], strides[axis],
+                 equation, ctx);
         } else {
           bind(label, i, shapes[i][axis], strides[axis], equation, ctx);
           ++uses[label];
@@ -128,42 +130,42 @@ class EinsumPlan {
       for (size_t i = 0; i < k; ++i) inner_step[i] = strides_[i][summed_.back()];
     parallel_for(numel, grain_for(summed_count() * static_cast<int64_t>(k)),
                  [&](int64_t b, int64_t e) {
-      std::vector<int64_t> base(k), off(k), idx(summed_.size());
-      for (int64_t o = b; o < e; ++o) {
-        std::fill(base.begin(), base.end(), 0);
-        int64_t rest = o;
-        for (size_t d = out_.size(); d-- > 0;) {
-          const int64_t v = rest % sizes_[out_[d]];
-          rest /= sizes_[out_[d]];
-          for (size_t i = 0; i < k; ++i) base[i] += v * strides_[i][out_[d]];
-        }
-        Acc acc = 0;
-        if (summed_count() > 0) {
-          std::fill(idx.begin(), idx.end(), 0);
-          for (;;) {
-            for (size_t i = 0; i < k; ++i) {
-              off[i] = base[i];
-              for (size_t s = 0; s + 1 < summed_.size(); ++s)
-                off[i] += idx[s] * strides_[i][summed_[s]];
-            }
-            for (int64_t j = 0; j < inner; ++j) {
-              Acc prod = 1;
-              for (size_t i = 0; i < k; ++i)
-                prod *= static_cast<Acc>(widen(in[i][off[i] + j * inner_step[i]]));
-              acc += prod;
-            }
-            // The odometer over the outer summed labels.
-            int64_t s = static_cast<int64_t>(summed_.size()) - 2;
-            for (; s >= 0; --s) {
-              if (++idx[s] < sizes_[summed_[s]]) break;
-              idx[s] = 0;
-            }
-            if (s < 0) break;
-          }
-        }
-        out[o] = narrow<T>(acc);
-      }
-    });
+                   std::vector<int64_t> base(k), off(k), idx(summed_.size());
+                   for (int64_t o = b; o < e; ++o) {
+                     std::fill(base.begin(), base.end(), 0);
+                     int64_t rest = o;
+                     for (size_t d = out_.size(); d-- > 0;) {
+                       const int64_t v = rest % sizes_[out_[d]];
+                       rest /= sizes_[out_[d]];
+                       for (size_t i = 0; i < k; ++i) base[i] += v * strides_[i][out_[d]];
+                     }
+                     Acc acc = 0;
+                     if (summed_count() > 0) {
+                       std::fill(idx.begin(), idx.end(), 0);
+                       for (;;) {
+                         for (size_t i = 0; i < k; ++i) {
+                           off[i] = base[i];
+                           for (size_t s = 0; s + 1 < summed_.size(); ++s)
+                             off[i] += idx[s] * strides_[i][summed_[s]];
+                         }
+                         for (int64_t j = 0; j < inner; ++j) {
+                           Acc prod = 1;
+                           for (size_t i = 0; i < k; ++i)
+                             prod *= static_cast<Acc>(widen(in[i][off[i] + j * inner_step[i]]));
+                           acc += prod;
+                         }
+                         // The odometer over the outer summed labels.
+                         int64_t s = static_cast<int64_t>(summed_.size()) - 2;
+                         for (; s >= 0; --s) {
+                           if (++idx[s] < sizes_[summed_[s]]) break;
+                           idx[s] = 0;
+                         }
+                         if (s < 0) break;
+                       }
+                     }
+                     out[o] = narrow<T>(acc);
+                   }
+                 });
   }
 
  private:
@@ -194,9 +196,10 @@ class EinsumPlan {
       }
       const int label = label_of(term[p]);
       if (label < 0)
-        ctx.fail("failed to parse equation '{}' at '{}': labels are letters a-z, A-Z and one "
-                 "'...' per term",
-                 equation, term.substr(p));
+        ctx.fail(
+            "failed to parse equation '{}' at '{}': labels are letters a-z, A-Z and one "
+            "'...' per term",
+            equation, term.substr(p));
       labels.push_back(label);
     }
   }
@@ -209,14 +212,15 @@ class EinsumPlan {
     if (known < 0 || known == 1) {
       known = size;  // earlier uses of size 1 have stride 0: they broadcast
     } else if (size != known && size != 1) {
-      ctx.fail("failed to apply equation '{}': label '{}' has sizes {} and {}; they must be "
-               "equal (or 1)",
-               equation, label >= kLetters ? '.' : label_char(label), known, size);
+      ctx.fail(
+          "failed to apply equation '{}': label '{}' has sizes {} and {}; they must be "
+          "equal (or 1)",
+          equation, label >= kLetters ? '.' : label_char(label), known, size);
     }
     if (size != 1) strides_[i][label] += stride;
   }
 
-  std::vector<int64_t> sizes_;                // per label, -1 when unused
+  std::vector<int64_t> sizes_;                 // per label, -1 when unused
   std::vector<std::vector<int64_t>> strides_;  // per input, per label (0 = broadcast/unused)
   std::vector<int> out_, summed_;
   Shape out_shape_;

@@ -11,9 +11,12 @@ template <Logic kOp>
 struct LogicFn {
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (kOp == Logic::kAnd) return a & b;
-    else if constexpr (kOp == Logic::kOr) return a | b;
-    else return a ^ b;
+    if constexpr (kOp == Logic::kAnd)
+      return a & b;
+    else if constexpr (kOp == Logic::kOr)
+      return a | b;
+    else
+      return a ^ b;
   }
 };
 
@@ -74,7 +77,7 @@ class NotOp : public Kernel {
 };
 using Not = NotOp<Bools>;
 using BitwiseNot = NotOp<IntTypes>;
-PARITY_REF_OP("", "Not", 1, kOpsetMax, Not);                // version 1
+PARITY_REF_OP("", "Not", 1, kOpsetMax, Not);                 // version 1
 PARITY_REF_OP("", "BitwiseNot", 18, kOpsetMax, BitwiseNot);  // version 18
 
 // BitShift on unsigned integers; shifting by the type's width or more gives 0, as NumPy's
@@ -116,11 +119,16 @@ template <Compare kOp>
 struct CompareFn {
   template <typename C>
   bool operator()(C a, C b) const {
-    if constexpr (kOp == Compare::kEqual) return a == b;
-    else if constexpr (kOp == Compare::kGreater) return a > b;
-    else if constexpr (kOp == Compare::kLess) return a < b;
-    else if constexpr (kOp == Compare::kGreaterOrEqual) return a >= b;
-    else return a <= b;
+    if constexpr (kOp == Compare::kEqual)
+      return a == b;
+    else if constexpr (kOp == Compare::kGreater)
+      return a > b;
+    else if constexpr (kOp == Compare::kLess)
+      return a < b;
+    else if constexpr (kOp == Compare::kGreaterOrEqual)
+      return a >= b;
+    else
+      return a <= b;
   }
 };
 
@@ -132,8 +140,7 @@ Tensor strings_equal(const Tensor& a, const Tensor& b) {
   const std::string* pb = b.data<std::string>();
   bool* pc = c.data<bool>();
   Broadcast bc(out_shape, {a.shape(), b.shape()});
-  for_each_broadcast_run(bc, [&](int64_t o, const int64_t* in, const int64_t* steps,
-                                 int64_t len) {
+  for_each_broadcast_run(bc, [&](int64_t o, const int64_t* in, const int64_t* steps, int64_t len) {
     for (int64_t i = 0; i < len; ++i)
       pc[o + i] = pa[in[0] + i * steps[0]] == pb[in[1] + i * steps[1]];
   });
@@ -184,8 +191,7 @@ class Where : public Kernel {
     const Tensor& x = input_tensor(in, 1, "X");
     const Tensor& y = input_tensor(in, 2, "Y");
     if (cond.dtype() != DataType::kBool)
-      ctx.fail("input 'condition' has element type {}; it must be bool",
-               dtype_name(cond.dtype()));
+      ctx.fail("input 'condition' has element type {}; it must be bool", dtype_name(cond.dtype()));
     check_same_dtype(x, y, ctx, "X", "Y");
     Shape out_shape = broadcast_shapes({cond.shape(), x.shape(), y.shape()});
     Broadcast bc(out_shape, {cond.shape(), x.shape(), y.shape()});

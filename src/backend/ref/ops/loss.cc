@@ -22,9 +22,10 @@ LossReduction read_reduction(const OpContext& ctx) {
   if (r == "none") return LossReduction::kNone;
   if (r == "sum") return LossReduction::kSum;
   if (r == "mean") return LossReduction::kMean;
-  ctx.fail("failed to read attribute 'reduction' with value '{}': it is not a reduction; valid: "
-           "none, sum, mean",
-           r);
+  ctx.fail(
+      "failed to read attribute 'reduction' with value '{}': it is not a reduction; valid: "
+      "none, sum, mean",
+      r);
 }
 
 // The dims of the scores/log-probabilities [N, C, D...] and the checks on target and weights.
@@ -43,8 +44,8 @@ LossLayout check_loss_inputs(const Tensor& x, const Tensor& target, const Tensor
   if (target.shape() != expected)
     ctx.fail("the target has shape {}; for inputs of shape {} it must have shape {}",
              shape_str(target.shape()), shape_str(x.shape()), shape_str(expected));
-  if (weight && (weight->rank() != 1 || weight->shape()[0] != x.shape()[1] ||
-                 weight->dtype() != x.dtype()))
+  if (weight &&
+      (weight->rank() != 1 || weight->shape()[0] != x.shape()[1] || weight->dtype() != x.dtype()))
     ctx.fail("the weights are {} {}; they must be a {} tensor of shape ({},)",
              dtype_name(weight->dtype()), shape_str(weight->shape()), dtype_name(x.dtype()),
              x.shape()[1]);
@@ -66,10 +67,11 @@ Tensor loss_from_log_probs(const LossLayout& l, const Tensor& target, const Tens
     const int64_t cls = t[i];
     if (ignore_index && cls == *ignore_index) continue;  // loss and weight stay 0
     if (cls < 0 || cls >= l.c)
-      ctx.fail("failed to read target value {} at index {}: it must be a class in [0, {}); "
-               "valid: 0 to {}{}",
-               cls, i, l.c, l.c - 1,
-               ignore_index ? fmt::format(" or ignore_index {}", *ignore_index) : "");
+      ctx.fail(
+          "failed to read target value {} at index {}: it must be a class in [0, {}); "
+          "valid: 0 to {}{}",
+          cls, i, l.c, l.c - 1,
+          ignore_index ? fmt::format(" or ignore_index {}", *ignore_index) : "");
     used[i] = weight ? w[cls] : 1.0;
     loss[i] = -logp(i / l.d, cls, i % l.d) * used[i];
   }

@@ -46,10 +46,10 @@ class VectorUnary : public Kernel {
 };
 
 // Declares Name##Fn computing `expr` of the double v, and the kernel Name over FloatTypes.
-#define PARITY_FLOAT_FN(Name, expr)                            \
-  struct Name##Fn {                                            \
-    double operator()(double v) const { return expr; }         \
-  };                                                           \
+#define PARITY_FLOAT_FN(Name, expr)                    \
+  struct Name##Fn {                                    \
+    double operator()(double v) const { return expr; } \
+  };                                                   \
   using Name = Unary<Name##Fn, FloatTypes>;
 
 PARITY_FLOAT_FN(Reciprocal, 1.0 / v)
@@ -62,10 +62,10 @@ PARITY_FLOAT_FN(Sqrt, std::sqrt(v))
 
 // Declares Name##Fn computing `std::fn(v)` and the kernel Name through SLEEF's fn. kNonNegative
 // where every value of the function is >= 0 (its underflow to 0 then needs no recomputing).
-#define PARITY_VECTOR_FN(Name, fn, kNonNegative)                               \
-  struct Name##Fn {                                                           \
-    double operator()(double v) const { return std::fn(v); }                  \
-  };                                                                          \
+#define PARITY_VECTOR_FN(Name, fn, kNonNegative)             \
+  struct Name##Fn {                                          \
+    double operator()(double v) const { return std::fn(v); } \
+  };                                                         \
   using Name = VectorUnary<Name##Fn, vmath::Fn::k##Name, kNonNegative>;
 
 PARITY_VECTOR_FN(Exp, exp, true)
@@ -189,9 +189,8 @@ class IsInf : public Kernel {
     return {dispatch<Concat<FloatTypes, Float8Types>>(
         x.dtype(),
         [&]<typename T>() {
-          return classify<T>(x, [neg, pos](double v) {
-            return std::isinf(v) && (v > 0 ? pos : neg);
-          });
+          return classify<T>(x,
+                             [neg, pos](double v) { return std::isinf(v) && (v > 0 ? pos : neg); });
         },
         "input X")};
   }

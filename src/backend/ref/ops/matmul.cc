@@ -95,8 +95,8 @@ class MatMul : public Kernel {
       ctx.fail("inputs A and B have element types {} and {}; they must be equal",
                dtype_name(a.dtype()), dtype_name(b.dtype()));
     if (a.rank() == 0 || b.rank() == 0)
-      ctx.fail("inputs have shapes {} and {}; MatMul needs rank 1 or more",
-               shape_str(a.shape()), shape_str(b.shape()));
+      ctx.fail("inputs have shapes {} and {}; MatMul needs rank 1 or more", shape_str(a.shape()),
+               shape_str(b.shape()));
     return {dispatch<MatMulTypes>(
         a.dtype(), [&]<typename T>() { return multiply<T>(a, b, ctx); }, "input A")};
   }
@@ -168,8 +168,8 @@ class Gemm : public Kernel {
     check_rank(b, 2, 2, "input B");
     for (const Tensor* t : {&b, c})
       if (t && t->dtype() != a.dtype())
-        ctx.fail("inputs have element types {} and {}; they must be equal",
-                 dtype_name(a.dtype()), dtype_name(t->dtype()));
+        ctx.fail("inputs have element types {} and {}; they must be equal", dtype_name(a.dtype()),
+                 dtype_name(t->dtype()));
     return {dispatch<MatMulTypes>(
         a.dtype(), [&]<typename T>() { return gemm<T>(a, b, c, ctx); }, "input A")};
   }
@@ -182,9 +182,10 @@ class Gemm : public Kernel {
     const int64_t kb = trans_b_ ? b.shape()[1] : b.shape()[0];
     const int64_t n = trans_b_ ? b.shape()[0] : b.shape()[1];
     if (k != kb)
-      ctx.fail("A {} and B {} (transA={}, transB={}) have inner dims {} and {}; they must be "
-               "equal",
-               shape_str(a.shape()), shape_str(b.shape()), int(trans_a_), int(trans_b_), k, kb);
+      ctx.fail(
+          "A {} and B {} (transA={}, transB={}) have inner dims {} and {}; they must be "
+          "equal",
+          shape_str(a.shape()), shape_str(b.shape()), int(trans_a_), int(trans_b_), k, kb);
     // C broadcasts one way, to [M, N]: each of its (right-aligned) dims is 1 or the target.
     int64_t c_row_stride = 0, c_col_stride = 0;
     if (c) {
@@ -245,8 +246,8 @@ class Gemm : public Kernel {
         if (c) v += static_cast<uint64_t>(static_cast<int64_t>(beta_)) * to_matmul_acc(*c);
         return narrow<T>(v);
       }
-      double v = static_cast<double>(alpha_) * static_cast<double>(static_cast<compute_t<T>>(
-                                                   static_cast<T>(s)));
+      double v = static_cast<double>(alpha_) *
+                 static_cast<double>(static_cast<compute_t<T>>(static_cast<T>(s)));
       if (c) v += static_cast<double>(beta_) * to_double(*c);
       return narrow<T>(v);
     }

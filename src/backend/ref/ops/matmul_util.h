@@ -127,32 +127,33 @@ void multiply_blocks(int64_t batches, int64_t m, const PackedB<Acc>& b,
   const int64_t blocks = tl.row_blocks * tl.col_blocks, ldc = tl.col_panels * kGemmNR;
   parallel_for(batches * blocks, grain_for(tl.rows * ldc * std::max<int64_t>(k, 1)),
                [&](int64_t first, int64_t last) {
-    // Reused by every call on this thread: no allocation per product once warm.
-    thread_local std::vector<Acc> c_block;
-    c_block.resize(static_cast<size_t>(tl.rows * ldc));
-    for (int64_t item = first; item < last; ++item) {
-      const int64_t t = item / blocks, rb = item % blocks / tl.col_blocks;
-      const int64_t jp0 = item % tl.col_blocks * tl.col_panels;
-      const int64_t r0 = rb * tl.rows, rows = std::min(tl.rows, m - r0);
-      const int64_t row_panels = (rows + kGemmMR - 1) / kGemmMR;
-      const int64_t col_panels = std::min(tl.col_panels, b.panels - jp0);
-      const int64_t j0 = jp0 * kGemmNR, cols = std::min(n - j0, col_panels * kGemmNR);
-      Acc* c = c_block.data();
-      std::fill(c, c + row_panels * kGemmMR * ldc, Acc(0));
-      const Acc* am = a_packed + (t * m_panels + r0 / kGemmMR) * a_panel_size;
-      const Acc* bm = b.matrix(b_index[t]) + jp0 * k * kGemmNR;
-      for (int64_t k0 = 0; k0 < k; k0 += kGemmKc) {
-        const int64_t kc = std::min(kGemmKc, k - k0);
-        if constexpr (std::is_same_v<Acc, double>)
-          gemm_panels(kc, am + k0 * kGemmMR, a_panel_size, row_panels, bm + k0 * kGemmNR,
-                      k * kGemmNR, col_panels, c, ldc, exact_products);
-        else
-          gemm_panels(kc, am + k0 * kGemmMR, a_panel_size, row_panels, bm + k0 * kGemmNR,
-                      k * kGemmNR, col_panels, c, ldc);
-      }
-      for (int64_t r = 0; r < rows; ++r) store(t, r0 + r, j0, cols, c + r * ldc);
-    }
-  });
+                 // Reused by every call on this thread: no allocation per product once warm.
+                 thread_local std::vector<Acc> c_block;
+                 c_block.resize(static_cast<size_t>(tl.rows * ldc));
+                 for (int64_t item = first; item < last; ++item) {
+                   const int64_t t = item / blocks, rb = item % blocks / tl.col_blocks;
+                   const int64_t jp0 = item % tl.col_blocks * tl.col_panels;
+                   const int64_t r0 = rb * tl.rows, rows = std::min(tl.rows, m - r0);
+                   const int64_t row_panels = (rows + kGemmMR - 1) / kGemmMR;
+                   const int64_t col_panels = std::min(tl.col_panels, b.panels - jp0);
+                   const int64_t j0 = jp0 * kGemmNR, cols = std::min(n - j0, col_panels * kGemmNR);
+                   Acc* c = c_block.data();
+                   std::fill(c, c + row_panels * kGemmMR * ldc, Acc(0));
+                   const Acc* am = a_packed + (t * m_panels + r0 / kGemmMR) * a_panel_size;
+                   const Acc* bm = b.matrix(b_index[t]) + jp0 * k * kGemmNR;
+                   for (int64_t k0 = 0; k0 < k; k0 += kGemmKc) {
+                     const int64_t kc = std::min(kGemmKc, k - k0);
+                     if constexpr (std::is_same_v<Acc, double>)
+                       gemm_panels(kc, am + k0 * kGemmMR, a_panel_size, row_panels,
+                                   bm + k0 * kGemmNR, k * kGemmNR, col_panels, c, ldc,
+                                   exact_products);
+                     else
+                       gemm_panels(kc, am + k0 * kGemmMR, a_panel_size, row_panels,
+                                   bm + k0 * kGemmNR, k * kGemmNR, col_panels, c, ldc);
+                   }
+                   for (int64_t r = 0; r < rows; ++r) store(t, r0 + r, j0, cols, c + r * ldc);
+                 }
+               });
 }
 
 // multiply_blocks for callers that take whole rows: store(t, r, row) receives the n

@@ -32,16 +32,19 @@ class OneHotEncoder : public Kernel {
     Tensor y(DataType::kFloat32, shape);
     float* out = y.data<float>();
     auto place = [&](int64_t i, auto found, const auto& value) {
-      if (found >= 0) out[i * cats + found] = 1.0f;
+      if (found >= 0)
+        out[i * cats + found] = 1.0f;
       else if (!zeros_)
-        ctx.fail("element {} of input X is {}, which is not a category; with zeros=0 every "
-                 "element must be one of the {} categories",
-                 i, value, cats);
+        ctx.fail(
+            "element {} of input X is {}, which is not a category; with zeros=0 every "
+            "element must be one of the {} categories",
+            i, value, cats);
     };
     if (x.dtype() == DataType::kString) {
       if (strings_.empty())
-        ctx.fail("input X holds strings but only 'cats_int64s' is set; strings need "
-                 "'cats_strings'");
+        ctx.fail(
+            "input X holds strings but only 'cats_int64s' is set; strings need "
+            "'cats_strings'");
       const std::string* v = x.data<std::string>();
       for (int64_t i = 0; i < x.numel(); ++i) {
         auto it = string_index_.find(v[i]);
@@ -51,9 +54,10 @@ class OneHotEncoder : public Kernel {
       return {y};
     }
     if (ints_.empty())
-      ctx.fail("input X has element type {} but only 'cats_strings' is set; numbers need "
-               "'cats_int64s'",
-               dtype_name(x.dtype()));
+      ctx.fail(
+          "input X has element type {} but only 'cats_strings' is set; numbers need "
+          "'cats_int64s'",
+          dtype_name(x.dtype()));
     dispatch<MlNumericTypes>(
         x.dtype(),
         [&]<typename T>() {
@@ -86,9 +90,10 @@ class CategoryMapper : public Kernel {
         default_int_(ctx.attr_int("default_int64", -1)),
         default_string_(ctx.attr_string("default_string", "_Unused")) {
     if (ints_.size() != strings_.size())
-      ctx.fail("attributes 'cats_int64s' ({} values) and 'cats_strings' ({} values) must have "
-               "the same length",
-               ints_.size(), strings_.size());
+      ctx.fail(
+          "attributes 'cats_int64s' ({} values) and 'cats_strings' ({} values) must have "
+          "the same length",
+          ints_.size(), strings_.size());
     for (size_t i = 0; i < ints_.size(); ++i) {
       to_int_.emplace(strings_[i], ints_[i]);
       to_string_.emplace(ints_[i], strings_[i]);
@@ -186,13 +191,14 @@ LabelList read_label_list(const OpContext& ctx, const std::string& prefix) {
     found.push_back(labels_of(Tensor::from_vector<float>({int64_t(v.size())}, v), ""));
   }
   if (ctx.opset() >= 4 && ctx.has_attr(prefix + "_tensor"))
-    found.push_back(labels_of(ctx.attr_tensor(prefix + "_tensor"), "attribute '" + prefix +
-                                                                       "_tensor'"));
+    found.push_back(
+        labels_of(ctx.attr_tensor(prefix + "_tensor"), "attribute '" + prefix + "_tensor'"));
   if (found.size() != 1)
-    ctx.fail("exactly one of attributes '{0}_strings', '{0}_int64s', '{0}_floats'{1} must be "
-             "set; {2} are",
-             prefix, ctx.opset() >= 4 ? fmt::format(", '{}_tensor'", prefix) : "",
-             found.empty() ? "none" : fmt::format("{}", found.size()));
+    ctx.fail(
+        "exactly one of attributes '{0}_strings', '{0}_int64s', '{0}_floats'{1} must be "
+        "set; {2} are",
+        prefix, ctx.opset() >= 4 ? fmt::format(", '{}_tensor'", prefix) : "",
+        found.empty() ? "none" : fmt::format("{}", found.size()));
   return found.front();
 }
 
@@ -227,9 +233,10 @@ class LabelEncoder : public Kernel {
     if (ctx.opset() >= 4 && ctx.has_attr("default_tensor")) {
       LabelList d = labels_of(ctx.attr_tensor("default_tensor"), "attribute 'default_tensor'");
       if (d.labels.size() != 1 || d.dtype != value_type_)
-        ctx.fail("attribute 'default_tensor' has {} {} values; it must hold one value of the "
-                 "values' type {}",
-                 d.labels.size(), dtype_name(d.dtype), dtype_name(value_type_));
+        ctx.fail(
+            "attribute 'default_tensor' has {} {} values; it must hold one value of the "
+            "values' type {}",
+            d.labels.size(), dtype_name(d.dtype), dtype_name(value_type_));
       default_ = d.labels[0];
     } else if (value_type_ == DataType::kString) {
       default_ = ctx.attr_string("default_string", "_Unused");

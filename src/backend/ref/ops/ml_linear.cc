@@ -9,9 +9,10 @@ namespace {
 std::vector<double> linear_scores(const Rows& x, const std::vector<double>& w,
                                   const std::vector<double>& b, int64_t e, RunContext& ctx) {
   if (int64_t(w.size()) != e * x.c)
-    ctx.fail("attribute 'coefficients' has {} values; with {} features it must have {} ({} "
-             "rows of {})",
-             w.size(), x.c, e * x.c, e, x.c);
+    ctx.fail(
+        "attribute 'coefficients' has {} values; with {} features it must have {} ({} "
+        "rows of {})",
+        w.size(), x.c, e * x.c, e, x.c);
   std::vector<double> s(size_t(x.n * e));
   for (int64_t i = 0; i < x.n; ++i)
     for (int64_t k = 0; k < e; ++k) {
@@ -63,14 +64,16 @@ class LinearClassifier : public Kernel {
         string_labels_(ctx.attr_strings("classlabels_strings", {})),
         transform_(read_post_transform(ctx)) {
     if (!int_labels_.empty() && !string_labels_.empty())
-      ctx.fail("attributes 'classlabels_ints' and 'classlabels_strings' are both set; at most "
-               "one may be");
+      ctx.fail(
+          "attributes 'classlabels_ints' and 'classlabels_strings' are both set; at most "
+          "one may be");
     if (b_.empty()) ctx.fail("attribute 'intercepts' is empty; it must have one value per class");
     const size_t labels = std::max(int_labels_.size(), string_labels_.size());
     if (b_.size() > 1 && labels != b_.size())
-      ctx.fail("there are {} class labels for {} intercepts; there must be one label per "
-               "intercept",
-               labels, b_.size());
+      ctx.fail(
+          "there are {} class labels for {} intercepts; there must be one label per "
+          "intercept",
+          labels, b_.size());
   }
   Outputs run(const Inputs& in, RunContext& ctx) override {
     Rows x = read_rows(input_tensor(in, 0, "X"), "X");

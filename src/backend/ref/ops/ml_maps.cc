@@ -43,8 +43,8 @@ class ZipMap : public Kernel {
       ctx.fail("input X has shape {}; it must be [N, C] or [C]", shape_str(x.shape()));
     const int64_t c = x.shape().back(), n = x.rank() == 1 ? 1 : x.shape()[0];
     if (c != labels_.numel())
-      ctx.fail("input X has {} columns for {} class labels; there must be one column per label",
-               c, labels_.numel());
+      ctx.fail("input X has {} columns for {} class labels; there must be one column per label", c,
+               labels_.numel());
     std::vector<MapValue> maps;
     for (int64_t i = 0; i < n; ++i) {
       Tensor row(DataType::kFloat32, {c});
@@ -70,21 +70,24 @@ class DictVectorizer : public Kernel {
       ctx.fail("input X has {} keys but the vocabulary is {}; they must be of one type",
                dtype_name(m.keys.dtype()), dtype_name(vocabulary_.dtype()));
     const int64_t v = vocabulary_.numel();
-    return {dispatch_storage(m.values.dtype(), [&]<typename S>() {
-      Tensor y(m.values.dtype(), {1, v});
-      S* out = static_cast<S*>(y.raw_data());
-      const S* values = static_cast<const S*>(m.values.raw_data());
-      for (int64_t j = 0; j < v; ++j) {
-        int64_t at = -1;
-        for (int64_t k = 0; k < m.size() && at < 0; ++k)
-          if (vocabulary_.dtype() == DataType::kInt64
-                  ? m.keys.data<int64_t>()[k] == vocabulary_.data<int64_t>()[j]
-                  : m.keys.data<std::string>()[k] == vocabulary_.data<std::string>()[j])
-            at = k;
-        if (at >= 0) out[j] = values[at];
-      }
-      return y;
-    }, "the values of input X")};
+    return {dispatch_storage(
+        m.values.dtype(),
+        [&]<typename S>() {
+          Tensor y(m.values.dtype(), {1, v});
+          S* out = static_cast<S*>(y.raw_data());
+          const S* values = static_cast<const S*>(m.values.raw_data());
+          for (int64_t j = 0; j < v; ++j) {
+            int64_t at = -1;
+            for (int64_t k = 0; k < m.size() && at < 0; ++k)
+              if (vocabulary_.dtype() == DataType::kInt64
+                      ? m.keys.data<int64_t>()[k] == vocabulary_.data<int64_t>()[j]
+                      : m.keys.data<std::string>()[k] == vocabulary_.data<std::string>()[j])
+                at = k;
+            if (at >= 0) out[j] = values[at];
+          }
+          return y;
+        },
+        "the values of input X")};
   }
 
  private:
@@ -101,9 +104,12 @@ class CastMap : public Kernel {
       : cast_to_(ctx.attr_string("cast_to", "TO_FLOAT")),
         map_form_(ctx.attr_string("map_form", "DENSE")),
         max_map_(ctx.attr_int("max_map", 1)) {
-    if (cast_to_ == "TO_FLOAT") out_type_ = DataType::kFloat32;
-    else if (cast_to_ == "TO_INT64") out_type_ = DataType::kInt64;
-    else if (cast_to_ == "TO_STRING") out_type_ = DataType::kString;
+    if (cast_to_ == "TO_FLOAT")
+      out_type_ = DataType::kFloat32;
+    else if (cast_to_ == "TO_INT64")
+      out_type_ = DataType::kInt64;
+    else if (cast_to_ == "TO_STRING")
+      out_type_ = DataType::kString;
     else
       ctx.fail("attribute 'cast_to' is '{}'; it must be one of TO_FLOAT, TO_STRING, TO_INT64",
                cast_to_);
@@ -138,9 +144,12 @@ class CastMap : public Kernel {
   static void convert(const Tensor& values, int64_t k, Tensor& y, int64_t j, RunContext& ctx) {
     if (values.dtype() == DataType::kFloat32) {
       const float v = values.data<float>()[k];
-      if (y.dtype() == DataType::kFloat32) y.data<float>()[j] = v;
-      else if (y.dtype() == DataType::kInt64) y.data<int64_t>()[j] = narrow<int64_t>(v);
-      else y.data<std::string>()[j] = fmt::format("{:f}", double(v));  // C's %f, as std::to_string
+      if (y.dtype() == DataType::kFloat32)
+        y.data<float>()[j] = v;
+      else if (y.dtype() == DataType::kInt64)
+        y.data<int64_t>()[j] = narrow<int64_t>(v);
+      else
+        y.data<std::string>()[j] = fmt::format("{:f}", double(v));  // C's %f, as std::to_string
       return;
     }
     const std::string& s = values.data<std::string>()[k];
@@ -150,8 +159,10 @@ class CastMap : public Kernel {
     }
     char* end = nullptr;
     errno = 0;
-    if (y.dtype() == DataType::kFloat32) y.data<float>()[j] = std::strtof(s.c_str(), &end);
-    else y.data<int64_t>()[j] = std::strtoll(s.c_str(), &end, 10);
+    if (y.dtype() == DataType::kFloat32)
+      y.data<float>()[j] = std::strtof(s.c_str(), &end);
+    else
+      y.data<int64_t>()[j] = std::strtoll(s.c_str(), &end, 10);
     if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE)
       ctx.fail("the value '{}' of input X is not a {} number", s,
                y.dtype() == DataType::kFloat32 ? "float" : "int64");

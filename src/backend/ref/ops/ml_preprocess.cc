@@ -15,9 +15,10 @@ double per_feature(const std::vector<double>& values, int64_t feature) {
 }
 void check_per_feature(RunContext& ctx, std::string_view name, size_t count, int64_t c) {
   if (count != 1 && static_cast<int64_t>(count) != c)
-    ctx.fail("attribute '{}' has {} values; it must have 1 or one per feature of the last "
-             "axis ({})",
-             name, count, c);
+    ctx.fail(
+        "attribute '{}' has {} values; it must have 1 or one per feature of the last "
+        "axis ({})",
+        name, count, c);
 }
 
 // Y = X > threshold ? 1 : 0, in X's type (NaN gives 0: it is not greater).
@@ -43,8 +44,8 @@ PARITY_REF_OP(kDomain, "Binarizer", 1, kOpsetMax, Binarizer);
 // Y = (X - offset) * scale as float, offset and scale per feature of the last axis.
 class Scaler : public Kernel {
  public:
-  explicit Scaler(const OpContext& ctx) : offset_(attr_doubles(ctx, "offset")),
-                                           scale_(attr_doubles(ctx, "scale")) {
+  explicit Scaler(const OpContext& ctx)
+      : offset_(attr_doubles(ctx, "offset")), scale_(attr_doubles(ctx, "scale")) {
     if (offset_.empty()) offset_ = {0.0};
     if (scale_.empty()) scale_ = {1.0};
   }
@@ -89,9 +90,12 @@ class Normalizer : public Kernel {
       const double* row = r.row(i);
       double d = norm_ == "MAX" ? -INFINITY : 0;
       for (int64_t j = 0; j < r.c; ++j) {
-        if (norm_ == "MAX") d = std::max(d, row[j]);
-        else if (norm_ == "L1") d += std::abs(row[j]);
-        else d += row[j] * row[j];
+        if (norm_ == "MAX")
+          d = std::max(d, row[j]);
+        else if (norm_ == "L1")
+          d += std::abs(row[j]);
+        else
+          d += row[j] * row[j];
       }
       if (norm_ == "L2") d = std::sqrt(d);
       for (int64_t j = 0; j < r.c; ++j) out[i * r.c + j] = static_cast<float>(row[j] / d);
@@ -114,9 +118,10 @@ class Imputer : public Kernel {
         replaced_float_(ctx.attr_float("replaced_value_float", 0.0f)),
         replaced_int_(ctx.attr_int("replaced_value_int64", 0)) {
     if (floats_.empty() == ints_.empty())
-      ctx.fail("exactly one of attributes 'imputed_value_floats' and 'imputed_value_int64s' "
-               "must be set; {} are",
-               floats_.empty() ? "neither" : "both");
+      ctx.fail(
+          "exactly one of attributes 'imputed_value_floats' and 'imputed_value_int64s' "
+          "must be set; {} are",
+          floats_.empty() ? "neither" : "both");
   }
   Outputs run(const Inputs& in, RunContext& ctx) override {
     const Tensor& x = input_tensor(in, 0, "X");
@@ -126,12 +131,13 @@ class Imputer : public Kernel {
         [&]<typename T>() {
           constexpr bool kFloating = std::is_floating_point_v<T>;
           if (kFloating == floats_.empty())
-            ctx.fail("input X has element type {} but only attribute '{}' is set; {} inputs "
-                     "need '{}'",
-                     dtype_name(x.dtype()),
-                     floats_.empty() ? "imputed_value_int64s" : "imputed_value_floats",
-                     kFloating ? "floating" : "integer",
-                     kFloating ? "imputed_value_floats" : "imputed_value_int64s");
+            ctx.fail(
+                "input X has element type {} but only attribute '{}' is set; {} inputs "
+                "need '{}'",
+                dtype_name(x.dtype()),
+                floats_.empty() ? "imputed_value_int64s" : "imputed_value_floats",
+                kFloating ? "floating" : "integer",
+                kFloating ? "imputed_value_floats" : "imputed_value_int64s");
           std::vector<double> imputed = floats_;
           if (!kFloating) imputed.assign(ints_.begin(), ints_.end());
           check_per_feature(ctx, kFloating ? "imputed_value_floats" : "imputed_value_int64s",
@@ -146,8 +152,10 @@ class Imputer : public Kernel {
             else
               replace = static_cast<int64_t>(v[i]) == replaced_int_;
             if (replace) {
-              if constexpr (kFloating) v[i] = static_cast<T>(per_feature(imputed, i % c));
-              else v[i] = static_cast<T>(ints_.size() == 1 ? ints_[0] : ints_[i % c]);
+              if constexpr (kFloating)
+                v[i] = static_cast<T>(per_feature(imputed, i % c));
+              else
+                v[i] = static_cast<T>(ints_.size() == 1 ? ints_[0] : ints_[i % c]);
             }
           }
           return y;
@@ -178,9 +186,10 @@ class ArrayFeatureExtractor : public Kernel {
     const int64_t* idx = y.data<int64_t>();
     for (int64_t k = 0; k < count; ++k)
       if (idx[k] < 0 || idx[k] >= last)
-        ctx.fail("index {} (element {} of input Y) is out of range; it must be in [0, {}] for "
-                 "a last axis of size {}",
-                 idx[k], k, last - 1, last);
+        ctx.fail(
+            "index {} (element {} of input Y) is out of range; it must be in [0, {}] for "
+            "a last axis of size {}",
+            idx[k], k, last - 1, last);
     Shape shape = x.shape();
     if (x.rank() == 1) shape.insert(shape.begin(), 1);
     shape.back() = count;

@@ -12,10 +12,14 @@ class SvmKernel {
  public:
   explicit SvmKernel(const OpContext& ctx) {
     const std::string type = ctx.attr_string("kernel_type", "LINEAR");
-    if (type == "LINEAR") type_ = Type::kLinear;
-    else if (type == "POLY") type_ = Type::kPoly;
-    else if (type == "RBF") type_ = Type::kRbf;
-    else if (type == "SIGMOID") type_ = Type::kSigmoid;
+    if (type == "LINEAR")
+      type_ = Type::kLinear;
+    else if (type == "POLY")
+      type_ = Type::kPoly;
+    else if (type == "RBF")
+      type_ = Type::kRbf;
+    else if (type == "SIGMOID")
+      type_ = Type::kSigmoid;
     else
       ctx.fail("attribute 'kernel_type' is '{}'; it must be one of LINEAR, POLY, RBF, SIGMOID",
                type);
@@ -81,8 +85,7 @@ class SVMRegressor : public Kernel {
   Outputs run(const Inputs& in, RunContext& ctx) override {
     Rows x = read_rows(input_tensor(in, 0, "X"), "X");
     const int64_t expect = supports_ > 0 ? int64_t(sv_.size()) / supports_ : int64_t(coef_.size());
-    if (x.c != expect)
-      ctx.fail("input X has {} features; the model has {}", x.c, expect);
+    if (x.c != expect) ctx.fail("input X has {} features; the model has {}", x.c, expect);
     Tensor y(DataType::kFloat32, {x.n, 1});
     for (int64_t i = 0; i < x.n; ++i) {
       double s = rho_[0];
@@ -106,7 +109,6 @@ class SVMRegressor : public Kernel {
   PostTransform transform_;
 };
 PARITY_REF_OP(kDomain, "SVMRegressor", 1, kOpsetMax, SVMRegressor);
-
 
 // Pairwise coupling of one-vs-one probabilities r[i][j] into class probabilities p (Wu, Lin
 // and Weng 2004, method 2, as libsvm and ONNX Runtime iterate it: at most 100 sweeps, stopping
@@ -169,16 +171,18 @@ class SVMClassifier : public Kernel {
         string_labels_(ctx.attr_strings("classlabels_strings", {})),
         transform_(read_post_transform(ctx)) {
     if (int_labels_.empty() == string_labels_.empty())
-      ctx.fail("exactly one of attributes 'classlabels_ints' and 'classlabels_strings' must be "
-               "set; {} are",
-               int_labels_.empty() ? "neither" : "both");
+      ctx.fail(
+          "exactly one of attributes 'classlabels_ints' and 'classlabels_strings' must be "
+          "set; {} are",
+          int_labels_.empty() ? "neither" : "both");
     k_ = int64_t(std::max(int_labels_.size(), string_labels_.size()));
     check_length(ctx, "prob_b", prob_b_.size(), prob_a_.size(), "as many as prob_a");
     if (per_class_.empty()) {
       if (coef_.empty() || coef_.size() % size_t(k_) != 0)
-        ctx.fail("attribute 'coefficients' has {} values; a linear model needs one row per "
-                 "class ({} classes)",
-                 coef_.size(), k_);
+        ctx.fail(
+            "attribute 'coefficients' has {} values; a linear model needs one row per "
+            "class ({} classes)",
+            coef_.size(), k_);
       features_ = int64_t(coef_.size()) / k_;
       if (rho_.size() != 1 && rho_.size() != size_t(k_))
         ctx.fail("attribute 'rho' has {} values; a linear model needs 1 or one per class ({})",
@@ -192,9 +196,10 @@ class SVMClassifier : public Kernel {
       vectors_ += c;
     }
     if (vectors_ == 0 || sv_.size() % size_t(vectors_) != 0)
-      ctx.fail("attribute 'support_vectors' has {} values; it must hold {} vectors of equal "
-               "length",
-               sv_.size(), vectors_);
+      ctx.fail(
+          "attribute 'support_vectors' has {} values; it must hold {} vectors of equal "
+          "length",
+          sv_.size(), vectors_);
     features_ = int64_t(sv_.size()) / vectors_;
     check_length(ctx, "coefficients", coef_.size(), size_t((k_ - 1) * vectors_),
                  "(classes - 1) rows of one value per support vector");
@@ -260,8 +265,10 @@ class SVMClassifier : public Kernel {
         }
       }
       for (int64_t c = 0; c < columns; ++c) z.data<float>()[n * columns + c] = float(out[c]);
-      if (string_labels_.empty()) y.data<int64_t>()[n] = int_labels_[size_t(best)];
-      else y.data<std::string>()[n] = string_labels_[size_t(best)];
+      if (string_labels_.empty())
+        y.data<int64_t>()[n] = int_labels_[size_t(best)];
+      else
+        y.data<std::string>()[n] = string_labels_[size_t(best)];
     }
     return {y, z};
   }

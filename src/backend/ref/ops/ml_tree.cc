@@ -59,9 +59,10 @@ class TreeEnsembleClassifier : public Kernel {
         transform_(read_post_transform(ctx)),
         base_(attr_doubles(ctx, "base_values")) {
     if (int_labels_.empty() == string_labels_.empty())
-      ctx.fail("exactly one of attributes 'classlabels_int64s' and 'classlabels_strings' must "
-               "be set; {} are",
-               int_labels_.empty() ? "neither" : "both");
+      ctx.fail(
+          "exactly one of attributes 'classlabels_int64s' and 'classlabels_strings' must "
+          "be set; {} are",
+          int_labels_.empty() ? "neither" : "both");
     if (!base_.empty())
       check_length(ctx, "base_values", base_.size(), size_t(classes_), "one per class label");
     std::vector<int64_t> ids = ctx.attr_ints("class_ids", {});
@@ -91,8 +92,10 @@ class TreeEnsembleClassifier : public Kernel {
       for (int64_t k = 1; k < classes_; ++k)
         if (row[k] > row[best]) best = k;
       for (int64_t k = 0; k < classes_; ++k) z.data<float>()[i * classes_ + k] = float(row[k]);
-      if (string_labels_.empty()) y.data<int64_t>()[i] = int_labels_[size_t(best)];
-      else y.data<std::string>()[i] = string_labels_[size_t(best)];
+      if (string_labels_.empty())
+        y.data<int64_t>()[i] = int_labels_[size_t(best)];
+      else
+        y.data<std::string>()[i] = string_labels_[size_t(best)];
     }
     return {y, z};
   }
@@ -119,19 +122,20 @@ class TreeEnsemble : public Kernel {
     model_.num_targets = targets_;
     const int64_t agg = ctx.attr_int("aggregate_function", 1);
     if (agg < 0 || agg > 3)
-      ctx.fail("attribute 'aggregate_function' is {}; it must be 0 (AVERAGE), 1 (SUM), 2 (MIN) "
-               "or 3 (MAX)",
-               agg);
+      ctx.fail(
+          "attribute 'aggregate_function' is {}; it must be 0 (AVERAGE), 1 (SUM), 2 (MIN) "
+          "or 3 (MAX)",
+          agg);
     aggregate_ = std::array{Aggregate::kAverage, Aggregate::kSum, Aggregate::kMin,
                             Aggregate::kMax}[size_t(agg)];
     const int64_t post = ctx.attr_int("post_transform", 0);
     if (post < 0 || post > 4)
-      ctx.fail("attribute 'post_transform' is {}; it must be 0 (NONE), 1 (SOFTMAX), 2 "
-               "(LOGISTIC), 3 (SOFTMAX_ZERO) or 4 (PROBIT)",
-               post);
-    transform_ = std::array{PostTransform::kNone, PostTransform::kSoftmax,
-                            PostTransform::kLogistic, PostTransform::kSoftmaxZero,
-                            PostTransform::kProbit}[size_t(post)];
+      ctx.fail(
+          "attribute 'post_transform' is {}; it must be 0 (NONE), 1 (SOFTMAX), 2 "
+          "(LOGISTIC), 3 (SOFTMAX_ZERO) or 4 (PROBIT)",
+          post);
+    transform_ = std::array{PostTransform::kNone, PostTransform::kSoftmax, PostTransform::kLogistic,
+                            PostTransform::kSoftmaxZero, PostTransform::kProbit}[size_t(post)];
 
     const auto features = ctx.attr_ints("nodes_featureids");
     const auto true_ids = ctx.attr_ints("nodes_truenodeids");

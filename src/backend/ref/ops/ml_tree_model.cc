@@ -16,12 +16,24 @@ int64_t TreeEnsembleModel::leaf_of(int64_t t, const double* row) const {
       go_true = n.missing_tracks_true;
     } else {
       switch (n.mode) {
-        case BranchMode::kLeq: go_true = x <= n.split; break;
-        case BranchMode::kLt: go_true = x < n.split; break;
-        case BranchMode::kGte: go_true = x >= n.split; break;
-        case BranchMode::kGt: go_true = x > n.split; break;
-        case BranchMode::kEq: go_true = x == n.split; break;
-        case BranchMode::kNeq: go_true = x != n.split; break;
+        case BranchMode::kLeq:
+          go_true = x <= n.split;
+          break;
+        case BranchMode::kLt:
+          go_true = x < n.split;
+          break;
+        case BranchMode::kGte:
+          go_true = x >= n.split;
+          break;
+        case BranchMode::kGt:
+          go_true = x > n.split;
+          break;
+        case BranchMode::kEq:
+          go_true = x == n.split;
+          break;
+        case BranchMode::kNeq:
+          go_true = x != n.split;
+          break;
         case BranchMode::kMember:
           go_true = std::find(n.members.begin(), n.members.end(), x) != n.members.end();
           break;
@@ -39,9 +51,12 @@ void TreeEnsembleModel::scores(const double* row, Aggregate aggregate, double* o
     const TreeLeaf& leaf = leaves[static_cast<size_t>(leaf_of(int64_t(t), row))];
     for (const auto& [target, w] : leaf.weights) {
       double& acc = out[target];
-      if (aggregate == Aggregate::kMin) acc = reached[target] ? std::min(acc, w) : w;
-      else if (aggregate == Aggregate::kMax) acc = reached[target] ? std::max(acc, w) : w;
-      else acc += w;
+      if (aggregate == Aggregate::kMin)
+        acc = reached[target] ? std::min(acc, w) : w;
+      else if (aggregate == Aggregate::kMax)
+        acc = reached[target] ? std::max(acc, w) : w;
+      else
+        acc += w;
       reached[target] = 1;
     }
   }
@@ -88,9 +103,10 @@ TreeEnsembleModel read_legacy_ensemble(const OpContext& ctx, const std::string& 
   for (size_t i = 0; i < n; ++i) {
     const auto key = std::make_pair(tree_ids[i], node_ids[i]);
     if (refs.count(key))
-      ctx.fail("node {} of tree {} is listed twice; (nodes_treeids, nodes_nodeids) must be "
-               "unique",
-               node_ids[i], tree_ids[i]);
+      ctx.fail(
+          "node {} of tree {} is listed twice; (nodes_treeids, nodes_nodeids) must be "
+          "unique",
+          node_ids[i], tree_ids[i]);
     TreeRef ref;
     if (modes[i] == "LEAF") {
       ref = leaf_ref(int64_t(m.leaves.size()));
@@ -102,11 +118,11 @@ TreeEnsembleModel read_legacy_ensemble(const OpContext& ctx, const std::string& 
           {"BRANCH_EQ", BranchMode::kEq},   {"BRANCH_NEQ", BranchMode::kNeq}};
       auto mode = kModes.find(modes[i]);
       if (mode == kModes.end())
-        ctx.fail("nodes_modes[{}] is '{}'; it must be one of BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, "
-                 "BRANCH_GT, BRANCH_EQ, BRANCH_NEQ, LEAF",
-                 i, modes[i]);
-      if (features[i] < 0)
-        ctx.fail("nodes_featureids[{}] is {}; it must be >= 0", i, features[i]);
+        ctx.fail(
+            "nodes_modes[{}] is '{}'; it must be one of BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, "
+            "BRANCH_GT, BRANCH_EQ, BRANCH_NEQ, LEAF",
+            i, modes[i]);
+      if (features[i] < 0) ctx.fail("nodes_featureids[{}] is {}; it must be >= 0", i, features[i]);
       TreeNode node;
       node.feature = features[i];
       node.split = values[i];

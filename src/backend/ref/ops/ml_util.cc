@@ -30,9 +30,10 @@ PostTransform read_post_transform(const OpContext& ctx) {
   if (name == "SOFTMAX") return PostTransform::kSoftmax;
   if (name == "SOFTMAX_ZERO") return PostTransform::kSoftmaxZero;
   if (name == "PROBIT") return PostTransform::kProbit;
-  ctx.fail("attribute 'post_transform' is '{}'; it must be one of NONE, LOGISTIC, SOFTMAX, "
-           "SOFTMAX_ZERO, PROBIT",
-           name);
+  ctx.fail(
+      "attribute 'post_transform' is '{}'; it must be one of NONE, LOGISTIC, SOFTMAX, "
+      "SOFTMAX_ZERO, PROBIT",
+      name);
 }
 
 double logistic(double v) { return 1.0 / (1.0 + std::exp(-v)); }
@@ -46,14 +47,14 @@ double probit(double p) {
   if (w < 5) {
     w -= 2.5;
     x = 2.81022636e-08;
-    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                     -0.00125372503, -0.00417768164, 0.246640727, 1.50140941})
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941})
       x = c + x * w;
   } else {
     w = std::sqrt(w) - 3;
     x = -0.000200214257;
-    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                     -0.0076224613, 0.00943887047, 1.00167406, 2.83297682})
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682})
       x = c + x * w;
   }
   x *= y;
@@ -64,7 +65,8 @@ double probit(double p) {
 
 void apply_post_transform(PostTransform transform, double* s, int64_t count) {
   switch (transform) {
-    case PostTransform::kNone: return;
+    case PostTransform::kNone:
+      return;
     case PostTransform::kLogistic:
       for (int64_t i = 0; i < count; ++i) s[i] = logistic(s[i]);
       return;

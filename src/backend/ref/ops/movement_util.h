@@ -77,9 +77,10 @@ Tensor on_bytes(const Tensor& x, F&& f) {
 // <dim>; indices must be in [-dim, dim-1]".
 inline int64_t checked_index(int64_t v, int64_t dim, int64_t pos, std::string_view what) {
   if (v < -dim || v >= dim) [[unlikely]]
-    fail("failed to read index {} (element {} of {}): it is out of range for an axis of size "
-         "{}; indices must be in [{}, {}]",
-         v, pos, what, dim, -dim, dim - 1);
+    fail(
+        "failed to read index {} (element {} of {}): it is out of range for an axis of size "
+        "{}; indices must be in [{}, {}]",
+        v, pos, what, dim, -dim, dim - 1);
   return v < 0 ? v + dim : v;
 }
 

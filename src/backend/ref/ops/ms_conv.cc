@@ -90,11 +90,16 @@ class FusedConv : public Kernel {
  private:
   double activate(double v) const {
     switch (kind_) {
-      case Activation::kNone: return v;
-      case Activation::kRelu: return v < 0 ? 0.0 : v;
-      case Activation::kTanh: return std::tanh(v);
-      case Activation::kSigmoid: return 1.0 / (1.0 + std::exp(-v));
-      case Activation::kLeakyRelu: return v < 0 ? static_cast<double>(params_[0]) * v : v;
+      case Activation::kNone:
+        return v;
+      case Activation::kRelu:
+        return v < 0 ? 0.0 : v;
+      case Activation::kTanh:
+        return std::tanh(v);
+      case Activation::kSigmoid:
+        return 1.0 / (1.0 + std::exp(-v));
+      case Activation::kLeakyRelu:
+        return v < 0 ? static_cast<double>(params_[0]) * v : v;
       case Activation::kClip:
         return std::min(std::max(v, static_cast<double>(params_[0])),
                         static_cast<double>(params_[1]));

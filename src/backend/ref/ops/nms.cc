@@ -51,8 +51,8 @@ class NonMaxSuppression : public Kernel {
       iou_threshold = read_scalar(*t, "iou_threshold");
     const Tensor* score_t = optional_input(in, 4, "score_threshold");
     const bool has_score_threshold = score_t && score_t->numel();
-    const double score_threshold = has_score_threshold ? read_scalar(*score_t, "score_threshold")
-                                                       : 0;
+    const double score_threshold =
+        has_score_threshold ? read_scalar(*score_t, "score_threshold") : 0;
     const std::vector<double> boxes = values(boxes_t, "input boxes");
     const std::vector<double> scores = values(scores_t, "input scores");
     const int64_t batches = boxes_t.shape()[0], spatial = boxes_t.shape()[1];
@@ -62,7 +62,8 @@ class NonMaxSuppression : public Kernel {
     std::vector<Box> corners(static_cast<size_t>(spatial));
     std::vector<int64_t> order, kept;
     for (int64_t b = 0; b < batches && max_boxes > 0; ++b) {
-      for (int64_t s = 0; s < spatial; ++s) corners[s] = box_at(boxes.data() + (b * spatial + s) * 4);
+      for (int64_t s = 0; s < spatial; ++s)
+        corners[s] = box_at(boxes.data() + (b * spatial + s) * 4);
       for (int64_t c = 0; c < classes; ++c) {
         const double* sc = scores.data() + (b * classes + c) * spatial;
         order.clear();
@@ -91,19 +92,21 @@ class NonMaxSuppression : public Kernel {
 
  private:
   static std::vector<double> values(const Tensor& t, std::string_view what) {
-    return dispatch<FloatTypes>(t.dtype(), [&]<typename T>() {
-      std::vector<double> v(static_cast<size_t>(t.numel()));
-      for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(t.data<T>()[i]);
-      return v;
-    }, what);
+    return dispatch<FloatTypes>(
+        t.dtype(),
+        [&]<typename T>() {
+          std::vector<double> v(static_cast<size_t>(t.numel()));
+          for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(t.data<T>()[i]);
+          return v;
+        },
+        what);
   }
 
   // [y1, x1, y2, x2] with any corner order, or [x_center, y_center, width, height].
   Box box_at(const double* v) const {
     if (center_point_box_ == 1)
       return {v[1] - v[3] / 2, v[0] - v[2] / 2, v[1] + v[3] / 2, v[0] + v[2] / 2};
-    return {std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]),
-            std::max(v[1], v[3])};
+    return {std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]), std::max(v[1], v[3])};
   }
 
   int64_t center_point_box_;

@@ -44,8 +44,7 @@ Moments moments_contiguous(const T* x, int64_t n) {
 
 // float32, the common case, gets AVX2 versions chosen at run time (as well as the baseline
 // SSE2 ones). Neither uses fused multiply-adds, so both give the same bits.
-__attribute__((target_clones("avx2", "default")))
-Moments moments_float(const float* x, int64_t n) {
+__attribute__((target_clones("avx2", "default"))) Moments moments_float(const float* x, int64_t n) {
   return moments_contiguous(x, n);
 }
 
@@ -58,9 +57,11 @@ Moments moments(const T* x, int64_t n) {
     return moments_contiguous(x, n);
 }
 
-__attribute__((target_clones("avx2", "default")))
-void normalize_float(const float* x, float* y, int64_t n, double mean, double a, double c) {
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * a + c);
+__attribute__((target_clones("avx2", "default"))) void normalize_float(const float* x, float* y,
+                                                                       int64_t n, double mean,
+                                                                       double a, double c) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * a + c);
 }
 
 class InstanceNormalization : public Kernel {
@@ -78,10 +79,11 @@ class InstanceNormalization : public Kernel {
     const int64_t channels = x.shape()[1];
     for (const Tensor* t : {&scale, &bias})
       if (t->numel() != channels || t->dtype() != x.dtype())
-        ctx.fail("scale and B must be {} tensors of {} values (one per channel); got {} {} and "
-                 "{} {}",
-                 dtype_name(x.dtype()), channels, dtype_name(scale.dtype()),
-                 shape_str(scale.shape()), dtype_name(bias.dtype()), shape_str(bias.shape()));
+        ctx.fail(
+            "scale and B must be {} tensors of {} values (one per channel); got {} {} and "
+            "{} {}",
+            dtype_name(x.dtype()), channels, dtype_name(scale.dtype()), shape_str(scale.shape()),
+            dtype_name(bias.dtype()), shape_str(bias.shape()));
     return {dispatch<FloatTypes>(
         x.dtype(), [&]<typename T>() { return normalize<T>(x, scale, bias); }, "input")};
   }
@@ -206,17 +208,18 @@ std::vector<double> broadcast_to_doubles(const Tensor& t, const Shape& target,
 // have it (ONNX's type inference gives them the stash type).
 DataType stash_dtype(const OpContext& ctx) {
   const int64_t v = ctx.attr_int("stash_type", 1);
-  for (DataType t : {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
-                     DataType::kBFloat16})
+  for (DataType t :
+       {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16})
     if (static_cast<int64_t>(t) == v) return t;
-  ctx.fail("failed to read attribute 'stash_type' with value {}: it must name a floating type; "
-           "valid: 1 (float), 10 (float16), 11 (double), 16 (bfloat16)",
-           v);
+  ctx.fail(
+      "failed to read attribute 'stash_type' with value {}: it must name a floating type; "
+      "valid: 1 (float), 10 (float16), 11 (double), 16 (bfloat16)",
+      v);
 }
 
-__attribute__((target_clones("avx2", "default")))
-void affine_normalize_float(const float* x, float* y, int64_t n, double mean, double inv,
-                            const double* scale, const double* bias) {
+__attribute__((target_clones("avx2", "default"))) void affine_normalize_float(
+    const float* x, float* y, int64_t n, double mean, double inv, const double* scale,
+    const double* bias) {
   for (int64_t i = 0; i < n; ++i)
     y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * inv * scale[i] + bias[i]);
 }
@@ -246,8 +249,8 @@ class LayerNormalization : public Kernel {
     Shape stat_shape = x.shape();
     for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
     return dispatch<FloatTypes>(
-        x.dtype(),
-        [&]<typename T>() { return normalize<T>(x, gamma, beta, stat_shape, ctx); }, "input X");
+        x.dtype(), [&]<typename T>() { return normalize<T>(x, gamma, beta, stat_shape, ctx); },
+        "input X");
   }
 
  private:
@@ -311,9 +314,10 @@ class GroupNormalization : public Kernel {
       : epsilon_(static_cast<double>(ctx.attr_float("epsilon", 1e-5f))),
         groups_(ctx.attr_int("num_groups")) {
     if (groups_ <= 0)
-      ctx.fail("failed to read attribute 'num_groups' with value {}: it must be positive; "
-               "valid: a divisor of the channel count",
-               groups_);
+      ctx.fail(
+          "failed to read attribute 'num_groups' with value {}: it must be positive; "
+          "valid: a divisor of the channel count",
+          groups_);
     if (kPerChannel) stash_dtype(ctx);  // checks the attribute
   }
 
@@ -328,11 +332,12 @@ class GroupNormalization : public Kernel {
     const int64_t params = kPerChannel ? channels : groups_;
     for (const Tensor* t : {&scale, &bias})
       if (t->numel() != params || t->rank() != 1 || t->dtype() != x.dtype())
-        ctx.fail("scale and bias must be 1-D {} tensors of {} values (one per {}); got {} {} "
-                 "and {} {}",
-                 dtype_name(x.dtype()), params, kPerChannel ? "channel" : "group",
-                 dtype_name(scale.dtype()), shape_str(scale.shape()), dtype_name(bias.dtype()),
-                 shape_str(bias.shape()));
+        ctx.fail(
+            "scale and bias must be 1-D {} tensors of {} values (one per {}); got {} {} "
+            "and {} {}",
+            dtype_name(x.dtype()), params, kPerChannel ? "channel" : "group",
+            dtype_name(scale.dtype()), shape_str(scale.shape()), dtype_name(bias.dtype()),
+            shape_str(bias.shape()));
     return {dispatch<FloatTypes>(
         x.dtype(), [&]<typename T>() { return normalize<T>(x, scale, bias); }, "input X")};
   }

@@ -1,6 +1,6 @@
 // Pooling: MaxPool (with its optional Indices output), AveragePool, LpPool, GlobalAveragePool,
-// GlobalMaxPool and GlobalLpPool. Windows follow ONNX's geometry (kernel_util's window_geometry): pads or
-// auto_pad, strides, dilations, ceil_mode. Maxima propagate NaN, as NumPy's max does;
+// GlobalMaxPool and GlobalLpPool. Windows follow ONNX's geometry (kernel_util's window_geometry):
+// pads or auto_pad, strides, dilations, ceil_mode. Maxima propagate NaN, as NumPy's max does;
 // averages sum in double and divide once.
 #include <array>
 #include <cmath>
@@ -108,30 +108,30 @@ class MaxPool : public Kernel {
     const T* src = x.data<T>();
     T* dst = y.data<T>();
     int64_t* idx = want_indices ? indices.data<int64_t>() : nullptr;
-    for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps& td, const Taps& th,
-                                   const Taps& tw) {
-      const T* plane = src + p * in_size;
-      bool found = false;
-      compute_t<T> best{};
-      int64_t best_at = 0;
-      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
-        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
-          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
-            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
-                          w = tw.start + c * tw.step;
-            const int64_t at = (d * g.in[1] + h) * g.in[2] + w;
-            const compute_t<T> v = widen(plane[at]);
-            // The first maximum wins; a NaN, once met, stays (NumPy's max).
-            if (!found || v > best || (is_nan(v) && !is_nan(best))) {
-              best = v;
-              best_at = column_major_ ? (w * g.in[1] + h) * g.in[0] + d : at;
-              found = true;
-            }
-          }
-      if (!found) best = lowest<T>();  // a window entirely in padding
-      dst[p * out_size + o] = narrow<T>(best);
-      if (idx) idx[p * out_size + o] = p * in_size + best_at;
-    });
+    for_each_window(g, planes,
+                    [&](int64_t p, int64_t o, const Taps& td, const Taps& th, const Taps& tw) {
+                      const T* plane = src + p * in_size;
+                      bool found = false;
+                      compute_t<T> best{};
+                      int64_t best_at = 0;
+                      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+                        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
+                          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
+                            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
+                                          w = tw.start + c * tw.step;
+                            const int64_t at = (d * g.in[1] + h) * g.in[2] + w;
+                            const compute_t<T> v = widen(plane[at]);
+                            // The first maximum wins; a NaN, once met, stays (NumPy's max).
+                            if (!found || v > best || (is_nan(v) && !is_nan(best))) {
+                              best = v;
+                              best_at = column_major_ ? (w * g.in[1] + h) * g.in[0] + d : at;
+                              found = true;
+                            }
+                          }
+                      if (!found) best = lowest<T>();  // a window entirely in padding
+                      dst[p * out_size + o] = narrow<T>(best);
+                      if (idx) idx[p * out_size + o] = p * in_size + best_at;
+                    });
     Outputs out{Value(y)};
     if (want_indices) out.push_back(Value(indices));
     return out;
@@ -171,19 +171,19 @@ Tensor window_sums(const Tensor& x, const WindowGeometry& geometry, Term term, F
   Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
   const T* src = x.data<T>();
   T* dst = y.data<T>();
-  for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps& td, const Taps& th,
-                                 const Taps& tw) {
-    const T* plane = src + p * in_size;
-    double sum = 0;
-    for (int64_t a = td.first_valid; a < td.end_valid; ++a)
-      for (int64_t b = th.first_valid; b < th.end_valid; ++b)
-        for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
-          const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
-                        w = tw.start + c * tw.step;
-          sum += term(to_double(plane[(d * g.in[1] + h) * g.in[2] + w]));
-        }
-    dst[p * out_size + o] = narrow<T>(finish(sum, td, th, tw));
-  });
+  for_each_window(g, planes,
+                  [&](int64_t p, int64_t o, const Taps& td, const Taps& th, const Taps& tw) {
+                    const T* plane = src + p * in_size;
+                    double sum = 0;
+                    for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+                      for (int64_t b = th.first_valid; b < th.end_valid; ++b)
+                        for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
+                          const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
+                                        w = tw.start + c * tw.step;
+                          sum += term(to_double(plane[(d * g.in[1] + h) * g.in[2] + w]));
+                        }
+                    dst[p * out_size + o] = narrow<T>(finish(sum, td, th, tw));
+                  });
   return y;
 }
 
@@ -209,10 +209,9 @@ class AveragePool : public Kernel {
         count_include_pad_(ctx.attr_int("count_include_pad", 0) != 0) {}
 
   Outputs run(const Inputs& in, RunContext&) override {
-    return run_float_pool(in, window_, kernel_, [&]<typename T>(const Tensor& x,
-                                                               const WindowGeometry& g) {
-      return pool<T>(x, g);
-    });
+    return run_float_pool(
+        in, window_, kernel_,
+        [&]<typename T>(const Tensor& x, const WindowGeometry& g) { return pool<T>(x, g); });
   }
 
  private:
@@ -223,11 +222,10 @@ class AveragePool : public Kernel {
         [&](double sum, const Taps& td, const Taps& th, const Taps& tw) {
           // The divisor counts the taps inside the input, or with count_include_pad those
           // inside the padded input (not those a ceil_mode window adds beyond the end padding).
-          const int64_t count =
-              count_include_pad_
-                  ? td.in_padded * th.in_padded * tw.in_padded
-                  : (td.end_valid - td.first_valid) * (th.end_valid - th.first_valid) *
-                        (tw.end_valid - tw.first_valid);
+          const int64_t count = count_include_pad_ ? td.in_padded * th.in_padded * tw.in_padded
+                                                   : (td.end_valid - td.first_valid) *
+                                                         (th.end_valid - th.first_valid) *
+                                                         (tw.end_valid - tw.first_valid);
           return sum / static_cast<double>(count);
         });
   }
@@ -243,7 +241,7 @@ PARITY_REF_OP("", "AveragePool", 1, kOpsetMax, AveragePool);
 double read_p(const OpContext& ctx) {
   const ir::Attribute* a = ctx.attr("p");
   const double p = a && a->type == ir::Attribute::Type::kFloat ? ctx.attr_float("p")
-                                                                : double(ctx.attr_int("p", 2));
+                                                               : double(ctx.attr_int("p", 2));
   if (!(p > 0)) ctx.fail("attribute 'p' is {}; it must be positive", p);
   return p;
 }
@@ -268,10 +266,9 @@ class LpPool : public Kernel {
         norm_{read_p(ctx)} {}
 
   Outputs run(const Inputs& in, RunContext&) override {
-    return run_float_pool(in, window_, kernel_, [&]<typename T>(const Tensor& x,
-                                                               const WindowGeometry& g) {
-      return pool<T>(x, g);
-    });
+    return run_float_pool(
+        in, window_, kernel_,
+        [&]<typename T>(const Tensor& x, const WindowGeometry& g) { return pool<T>(x, g); });
   }
 
  private:

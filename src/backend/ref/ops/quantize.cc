@@ -64,8 +64,7 @@ ParamLayout param_layout(const Tensor& x, const Tensor& scale, const Tensor* zer
   expected[axis] = p.blocks;
   if (scale.shape() != expected)
     ctx.fail("scale has shape {}; with block_size {} along axis {} of x {} it must be {}",
-             shape_str(scale.shape()), block_size, axis, shape_str(x.shape()),
-             shape_str(expected));
+             shape_str(scale.shape()), block_size, axis, shape_str(x.shape()), shape_str(expected));
   return p;
 }
 
@@ -132,22 +131,31 @@ class QuantizeLinear : public Kernel {
     if (out_type == DataType::kInt4 || out_type == DataType::kUInt4)
       std::fill_n(static_cast<uint8_t*>(y.raw_data()), y.nbytes(), uint8_t{0});
     const bool saturate = saturate_;
-    dispatch<Concat<FloatTypes, TypeList<int32_t>>>(x.dtype(), [&]<typename X>() {
-      dispatch<FloatTypes>(scale.dtype(), [&]<typename S>() {
-        dispatch_elem(QuantizedTypes{}, out_type, [&]<typename Q>() {
-          const X* px = x.data<X>();
-          const S* ps = scale.data<S>();
-          const void* pz = zp ? zp->raw_data() : nullptr;
-          void* py = y.raw_data();
-          for_each_element(layout, [&](int64_t k, int64_t p) {
-            double q = to_double(px[k]) / to_double(ps[p]);
-            if constexpr (is_float_like_v<X>) q = to_double(narrow<X>(q));
-            const double z = pz ? load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
-            store_quantized<Q>(py, k, q, z, saturate);
-          });
-        }, "the output (y_zero_point or output_dtype)");
-      }, "input y_scale");
-    }, "input x");
+    dispatch<Concat<FloatTypes, TypeList<int32_t>>>(
+        x.dtype(),
+        [&]<typename X>() {
+          dispatch<FloatTypes>(
+              scale.dtype(),
+              [&]<typename S>() {
+                dispatch_elem(
+                    QuantizedTypes{}, out_type,
+                    [&]<typename Q>() {
+                      const X* px = x.data<X>();
+                      const S* ps = scale.data<S>();
+                      const void* pz = zp ? zp->raw_data() : nullptr;
+                      void* py = y.raw_data();
+                      for_each_element(layout, [&](int64_t k, int64_t p) {
+                        double q = to_double(px[k]) / to_double(ps[p]);
+                        if constexpr (is_float_like_v<X>) q = to_double(narrow<X>(q));
+                        const double z = pz ? load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
+                        store_quantized<Q>(py, k, q, z, saturate);
+                      });
+                    },
+                    "the output (y_zero_point or output_dtype)");
+              },
+              "input y_scale");
+        },
+        "input x");
     return {y};
   }
 
@@ -174,19 +182,25 @@ class DequantizeLinear : public Kernel {
     if (zp) check_same_dtype(x, *zp, ctx, "x", "x_zero_point");
     ParamLayout layout = param_layout(x, scale, zp, axis_, block_size_, opset_, ctx);
     Tensor y = uninitialized_tensor(scale.dtype(), x.shape());
-    dispatch_elem(DequantizeInputTypes{}, x.dtype(), [&]<typename Q>() {
-      dispatch<FloatTypes>(scale.dtype(), [&]<typename S>() {
-        const void* px = x.raw_data();
-        const S* ps = scale.data<S>();
-        const void* pz = zp ? zp->raw_data() : nullptr;
-        S* py = y.data<S>();
-        for_each_element(layout, [&](int64_t k, int64_t p) {
-          const double z = pz ? load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
-          py[k] = narrow<S>((load_as_double<Q>(px, static_cast<size_t>(k)) - z) *
-                            to_double(ps[p]));
-        });
-      }, "input x_scale");
-    }, "input x");
+    dispatch_elem(
+        DequantizeInputTypes{}, x.dtype(),
+        [&]<typename Q>() {
+          dispatch<FloatTypes>(
+              scale.dtype(),
+              [&]<typename S>() {
+                const void* px = x.raw_data();
+                const S* ps = scale.data<S>();
+                const void* pz = zp ? zp->raw_data() : nullptr;
+                S* py = y.data<S>();
+                for_each_element(layout, [&](int64_t k, int64_t p) {
+                  const double z = pz ? load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
+                  py[k] = narrow<S>((load_as_double<Q>(px, static_cast<size_t>(k)) - z) *
+                                    to_double(ps[p]));
+                });
+              },
+              "input x_scale");
+        },
+        "input x");
     return {y};
   }
 

@@ -37,9 +37,10 @@ class QuantParam {
     } else if (n == lines * matrices && t->rank() >= 2) {
       per_line_ = per_matrix_ = true;
     } else {
-      ctx.fail("{} has shape {}; it must be a scalar, a vector of {} values (one per row of A "
-               "or column of B), or hold one value per matrix and row/column ({} values)",
-               what, shape_str(t->shape()), lines, lines * matrices);
+      ctx.fail(
+          "{} has shape {}; it must be a scalar, a vector of {} values (one per row of A "
+          "or column of B), or hold one value per matrix and row/column ({} values)",
+          what, shape_str(t->shape()), lines, lines * matrices);
     }
     lines_ = lines;
   }
@@ -76,28 +77,35 @@ class MatMulInteger : public Kernel {
     const QuantParam b_zp(bzp, g.n, g.b_count, "b_zero_point", ctx);
     Tensor y = uninitialized_tensor(DataType::kInt32, g.out_shape);
     int32_t* dst = y.data<int32_t>();
-    dispatch<Int8Types>(a.dtype(), [&]<typename TA>() {
-      dispatch<Int8Types>(b.dtype(), [&]<typename TB>() {
-        const TA* pa = a.data<TA>();
-        const TB* pb = b.data<TB>();
-        const int64_t m = g.m, k = g.k, n = g.n;
-        PackedB<uint64_t> packed = pack_b<uint64_t>(
-            g.b_count, k, n, [&](int64_t i, int64_t p, int64_t j) {
-              return static_cast<uint64_t>(static_cast<int64_t>(pb[(i * k + p) * n + j]) -
-                                           static_cast<int64_t>(b_zp.at(i, j)));
-            });
-        multiply_packed<uint64_t>(
-            g.batches, m, packed, g.b_batch,
-            [&](int64_t t, int64_t r, int64_t p) {
-              const int64_t ai = g.a_batch[t];
-              return static_cast<uint64_t>(static_cast<int64_t>(pa[(ai * m + r) * k + p]) -
-                                           static_cast<int64_t>(a_zp.at(ai, r)));
-            },
-            [&](int64_t t, int64_t r, const uint64_t* row) {
-              for (int64_t j = 0; j < n; ++j) dst[(t * m + r) * n + j] = narrow<int32_t>(row[j]);
-            });
-      }, "input B");
-    }, "input A");
+    dispatch<Int8Types>(
+        a.dtype(),
+        [&]<typename TA>() {
+          dispatch<Int8Types>(
+              b.dtype(),
+              [&]<typename TB>() {
+                const TA* pa = a.data<TA>();
+                const TB* pb = b.data<TB>();
+                const int64_t m = g.m, k = g.k, n = g.n;
+                PackedB<uint64_t> packed =
+                    pack_b<uint64_t>(g.b_count, k, n, [&](int64_t i, int64_t p, int64_t j) {
+                      return static_cast<uint64_t>(static_cast<int64_t>(pb[(i * k + p) * n + j]) -
+                                                   static_cast<int64_t>(b_zp.at(i, j)));
+                    });
+                multiply_packed<uint64_t>(
+                    g.batches, m, packed, g.b_batch,
+                    [&](int64_t t, int64_t r, int64_t p) {
+                      const int64_t ai = g.a_batch[t];
+                      return static_cast<uint64_t>(static_cast<int64_t>(pa[(ai * m + r) * k + p]) -
+                                                   static_cast<int64_t>(a_zp.at(ai, r)));
+                    },
+                    [&](int64_t t, int64_t r, const uint64_t* row) {
+                      for (int64_t j = 0; j < n; ++j)
+                        dst[(t * m + r) * n + j] = narrow<int32_t>(row[j]);
+                    });
+              },
+              "input B");
+        },
+        "input A");
     return {std::move(y)};
   }
 };
@@ -126,35 +134,43 @@ class QLinearMatMul : public Kernel {
     const MatMulGeometry g = matmul_geometry(a.shape(), b.shape(), ctx);
     const int64_t a_count = shape_numel(a.shape()) / std::max<int64_t>(g.m * g.k, 1);
     const QuantParam a_scale(&input_tensor(in, 1, "a_scale"), g.m, a_count, "a_scale", ctx);
-    const QuantParam a_zp(optional_input(in, 2, "a_zero_point"), g.m, a_count, "a_zero_point",
-                          ctx);
+    const QuantParam a_zp(optional_input(in, 2, "a_zero_point"), g.m, a_count, "a_zero_point", ctx);
     const QuantParam b_scale(&input_tensor(in, 4, "b_scale"), g.n, g.b_count, "b_scale", ctx);
     const QuantParam b_zp(optional_input(in, 5, "b_zero_point"), g.n, g.b_count, "b_zero_point",
                           ctx);
     const Tensor& ys_t = input_tensor(in, 6, "y_scale");
     if (ys_t.numel() != 1 || yzp_t.numel() != 1)
-      ctx.fail("y_scale and y_zero_point have shapes {} and {}; they must be scalars (one "
-               "quantization for the whole output)",
-               shape_str(ys_t.shape()), shape_str(yzp_t.shape()));
+      ctx.fail(
+          "y_scale and y_zero_point have shapes {} and {}; they must be scalars (one "
+          "quantization for the whole output)",
+          shape_str(ys_t.shape()), shape_str(yzp_t.shape()));
     const double y_scale = QuantParam(&ys_t, 1, 1, "y_scale", ctx).at(0, 0);
     const double y_zp = QuantParam(&yzp_t, 1, 1, "y_zero_point", ctx).at(0, 0);
     Tensor y = uninitialized_tensor(yzp_t.dtype(), g.out_shape);
-    dispatch<QLinearTypes>(a.dtype(), [&]<typename TA>() {
-      dispatch<QLinearTypes>(b.dtype(), [&]<typename TB>() {
-        dispatch<QLinearTypes>(yzp_t.dtype(), [&]<typename TY>() {
-          multiply<TA, TB, TY>(a, b, g, a_scale, a_zp, b_scale, b_zp, y_scale, y_zp, y);
-        }, "y_zero_point");
-      }, "input b");
-    }, "input a");
+    dispatch<QLinearTypes>(
+        a.dtype(),
+        [&]<typename TA>() {
+          dispatch<QLinearTypes>(
+              b.dtype(),
+              [&]<typename TB>() {
+                dispatch<QLinearTypes>(
+                    yzp_t.dtype(),
+                    [&]<typename TY>() {
+                      multiply<TA, TB, TY>(a, b, g, a_scale, a_zp, b_scale, b_zp, y_scale, y_zp, y);
+                    },
+                    "y_zero_point");
+              },
+              "input b");
+        },
+        "input a");
     return {std::move(y)};
   }
 
  private:
   template <typename TA, typename TB, typename TY>
   static void multiply(const Tensor& a, const Tensor& b, const MatMulGeometry& g,
-                       const QuantParam& a_scale, const QuantParam& a_zp,
-                       const QuantParam& b_scale, const QuantParam& b_zp, double y_scale,
-                       double y_zp, Tensor& y) {
+                       const QuantParam& a_scale, const QuantParam& a_zp, const QuantParam& b_scale,
+                       const QuantParam& b_zp, double y_scale, double y_zp, Tensor& y) {
     // Integers sum exactly in (wrapping) 64 bits; float8 values in double.
     constexpr bool kExact = !is_float8_v<TA> && !is_float8_v<TB>;
     using Acc = std::conditional_t<kExact, uint64_t, double>;

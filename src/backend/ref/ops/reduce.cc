@@ -42,14 +42,20 @@ struct ReduceOp {
   static Acc init() {
     if constexpr (K == ReduceKind::kProd) return Acc(1);
     if constexpr (K == ReduceKind::kMax) {
-      if constexpr (kFloat) return -std::numeric_limits<double>::infinity();
-      else if constexpr (std::is_same_v<T, bool>) return false;
-      else return static_cast<Acc>(static_cast<Wide>(std::numeric_limits<T>::lowest()));
+      if constexpr (kFloat)
+        return -std::numeric_limits<double>::infinity();
+      else if constexpr (std::is_same_v<T, bool>)
+        return false;
+      else
+        return static_cast<Acc>(static_cast<Wide>(std::numeric_limits<T>::lowest()));
     }
     if constexpr (K == ReduceKind::kMin) {
-      if constexpr (kFloat) return std::numeric_limits<double>::infinity();
-      else if constexpr (std::is_same_v<T, bool>) return true;
-      else return static_cast<Acc>(static_cast<Wide>(std::numeric_limits<T>::max()));
+      if constexpr (kFloat)
+        return std::numeric_limits<double>::infinity();
+      else if constexpr (std::is_same_v<T, bool>)
+        return true;
+      else
+        return static_cast<Acc>(static_cast<Wide>(std::numeric_limits<T>::max()));
     }
     return Acc(0);
   }
@@ -69,8 +75,10 @@ struct ReduceOp {
     } else if constexpr (K == ReduceKind::kProd) {
       return acc * static_cast<Acc>(v);
     } else if constexpr (K == ReduceKind::kL1) {
-      if constexpr (std::is_unsigned_v<Wide>) return acc + v;
-      else return v < 0 ? acc - static_cast<Acc>(v) : acc + static_cast<Acc>(v);
+      if constexpr (std::is_unsigned_v<Wide>)
+        return acc + v;
+      else
+        return v < 0 ? acc - static_cast<Acc>(v) : acc + static_cast<Acc>(v);
     } else if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) {
       return acc + static_cast<Acc>(v) * static_cast<Acc>(v);
     } else {  // Sum, Mean, LogSum
@@ -80,8 +88,10 @@ struct ReduceOp {
 
   // The accumulator as the value it stands for: double, or the signed/unsigned integer.
   static auto value(Acc acc) {
-    if constexpr (kFloat || std::is_same_v<T, bool>) return acc;
-    else return static_cast<Wide>(acc);
+    if constexpr (kFloat || std::is_same_v<T, bool>)
+      return acc;
+    else
+      return static_cast<Wide>(acc);
   }
 
   // The result before rounding to T: double for floating types, else an integer (or bool).
@@ -89,7 +99,8 @@ struct ReduceOp {
     if constexpr (K == ReduceKind::kMean) {
       if constexpr (kFloat) return acc / static_cast<double>(count);
       // NumPy's integer mean: true division, truncated by the cast back to the integer type.
-      else return count == 0 ? Wide(0) : value(acc) / static_cast<Wide>(count);
+      else
+        return count == 0 ? Wide(0) : value(acc) / static_cast<Wide>(count);
     } else if constexpr (K == ReduceKind::kL2) {
       return std::sqrt(static_cast<double>(value(acc)));
     } else if constexpr (K == ReduceKind::kLogSum) {
@@ -109,9 +120,10 @@ class AxesSpec {
     if (!from_input_) {
       axes_ = ctx.attr_ints("axes", {});
     } else if (ctx.has_attr("axes")) {
-      ctx.fail("it has an 'axes' attribute, which opset {} does not define; axes are an input "
-               "from opset {} on",
-               ctx.opset(), input_since);
+      ctx.fail(
+          "it has an 'axes' attribute, which opset {} does not define; axes are an input "
+          "from opset {} on",
+          ctx.opset(), input_since);
     } else if (ctx.has_input(1)) {
       if (const Tensor* t = ctx.constant_input(1)) axes_ = read_int64s(*t, "input 'axes'");
     } else {

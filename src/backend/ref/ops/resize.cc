@@ -15,8 +15,13 @@ namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
 enum class Coord {
-  kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric,
-  kTfCropAndResize, kTfHalfPixelForNn,
+  kHalfPixel,
+  kHalfPixelSymmetric,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfCropAndResize,
+  kTfHalfPixelForNn,
 };
 // kSimple: before opset 11 (Upsample, Resize-10), floor when enlarging, ceil when shrinking.
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
@@ -45,11 +50,14 @@ E pick(const OpContext& ctx, const char* attr, const std::string& dflt,
 }
 
 std::vector<double> read_doubles(const Tensor& t, std::string_view what) {
-  return dispatch<NumericTypes>(t.dtype(), [&]<typename T>() {
-    std::vector<double> v(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(t.data<T>()[i]);
-    return v;
-  }, what);
+  return dispatch<NumericTypes>(
+      t.dtype(),
+      [&]<typename T>() {
+        std::vector<double> v(static_cast<size_t>(t.numel()));
+        for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(t.data<T>()[i]);
+        return v;
+      },
+      what);
 }
 
 // Keys' cubic convolution kernel with parameter a.
@@ -79,15 +87,20 @@ struct AxisSpec {
 double source_coordinate(const Options& o, const AxisSpec& a, double x) {
   const double in = static_cast<double>(a.in);
   switch (o.coord) {
-    case Coord::kHalfPixel: return (x + 0.5) / a.scale - 0.5;
+    case Coord::kHalfPixel:
+      return (x + 0.5) / a.scale - 0.5;
     case Coord::kHalfPixelSymmetric: {
       const double adjustment = static_cast<double>(a.out) / a.out_width;
       return in / 2 * (1 - adjustment) + (x + 0.5) / a.scale - 0.5;
     }
-    case Coord::kPytorchHalfPixel: return a.out_width == 1 ? -0.5 : (x + 0.5) / a.scale - 0.5;
-    case Coord::kAlignCorners: return a.out_width == 1 ? 0.0 : x * (in - 1) / (a.out_width - 1);
-    case Coord::kAsymmetric: return x / a.scale;
-    case Coord::kTfHalfPixelForNn: return (x + 0.5) / a.scale;
+    case Coord::kPytorchHalfPixel:
+      return a.out_width == 1 ? -0.5 : (x + 0.5) / a.scale - 0.5;
+    case Coord::kAlignCorners:
+      return a.out_width == 1 ? 0.0 : x * (in - 1) / (a.out_width - 1);
+    case Coord::kAsymmetric:
+      return x / a.scale;
+    case Coord::kTfHalfPixelForNn:
+      return (x + 0.5) / a.scale;
     case Coord::kTfCropAndResize: {
       const double span = (a.roi_end - a.roi_start) * (in - 1);
       const double r = a.out_width == 1 ? span / 2 : x * span / (a.out_width - 1);
@@ -123,10 +136,18 @@ AxisTaps axis_taps(const Options& o, const AxisSpec& a) {
     if (o.mode == Mode::kNearest) {
       bool right = false;
       switch (o.nearest) {
-        case Nearest::kRoundPreferFloor: right = ratio > 0.5; break;
-        case Nearest::kRoundPreferCeil: right = ratio >= 0.5; break;
-        case Nearest::kFloor: right = ratio == 1; break;
-        case Nearest::kCeil: right = true; break;
+        case Nearest::kRoundPreferFloor:
+          right = ratio > 0.5;
+          break;
+        case Nearest::kRoundPreferCeil:
+          right = ratio >= 0.5;
+          break;
+        case Nearest::kFloor:
+          right = ratio == 1;
+          break;
+        case Nearest::kCeil:
+          right = true;
+          break;
         case Nearest::kSimple:
           right = a.scale < 1 ? true : ratio == 1;
           break;
@@ -168,8 +189,10 @@ class Resize : public Kernel {
     const bool upsample = ctx.node().op_type == "Upsample";
     legacy_ = upsample || opset_ < 11;
     o_.mode = pick<Mode>(ctx, "mode", "nearest",
-                         {{"nearest", Mode::kNearest}, {"linear", Mode::kLinear},
-                          {"bilinear", Mode::kLinear}, {"cubic", Mode::kCubic}});
+                         {{"nearest", Mode::kNearest},
+                          {"linear", Mode::kLinear},
+                          {"bilinear", Mode::kLinear},
+                          {"cubic", Mode::kCubic}});
     if (legacy_) {
       if (o_.mode == Mode::kCubic) ctx.fail("attribute 'mode' is 'cubic'; it needs opset 11");
       o_.coord = Coord::kAsymmetric;
@@ -179,8 +202,10 @@ class Resize : public Kernel {
       return;
     }
     std::vector<std::pair<const char*, Coord>> coords = {
-        {"half_pixel", Coord::kHalfPixel}, {"pytorch_half_pixel", Coord::kPytorchHalfPixel},
-        {"align_corners", Coord::kAlignCorners}, {"asymmetric", Coord::kAsymmetric},
+        {"half_pixel", Coord::kHalfPixel},
+        {"pytorch_half_pixel", Coord::kPytorchHalfPixel},
+        {"align_corners", Coord::kAlignCorners},
+        {"asymmetric", Coord::kAsymmetric},
         {"tf_crop_and_resize", Coord::kTfCropAndResize}};
     if (opset_ < 13) coords.push_back({"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn});
     if (opset_ >= 19) coords.push_back({"half_pixel_symmetric", Coord::kHalfPixelSymmetric});
@@ -190,13 +215,15 @@ class Resize : public Kernel {
     for (const auto& [name, c] : coords)
       if (coord == name) o_.coord = c, found = true;
     if (!found)
-      ctx.fail("attribute 'coordinate_transformation_mode' is '{}'; it is not one of opset {}'s "
-               "modes",
-               coord, opset_);
+      ctx.fail(
+          "attribute 'coordinate_transformation_mode' is '{}'; it is not one of opset {}'s "
+          "modes",
+          coord, opset_);
     o_.nearest = pick<Nearest>(ctx, "nearest_mode", "round_prefer_floor",
                                {{"round_prefer_floor", Nearest::kRoundPreferFloor},
                                 {"round_prefer_ceil", Nearest::kRoundPreferCeil},
-                                {"floor", Nearest::kFloor}, {"ceil", Nearest::kCeil}});
+                                {"floor", Nearest::kFloor},
+                                {"ceil", Nearest::kCeil}});
     o_.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
     o_.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
     o_.extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
@@ -244,11 +271,10 @@ class Resize : public Kernel {
     const std::vector<double>& given = scales;
     if (!given.empty()) {
       if (given.size() != na)
-        ctx.fail("scales has {} values; it must have one per resized axis ({})", given.size(),
-                 na);
+        ctx.fail("scales has {} values; it must have one per resized axis ({})", given.size(), na);
       for (size_t i = 0; i < na; ++i) {
-        if (!(given[i] > 0)) ctx.fail("scales [{}] has a value that is not positive",
-                                      fmt::join(given, ", "));
+        if (!(given[i] > 0))
+          ctx.fail("scales [{}] has a value that is not positive", fmt::join(given, ", "));
         AxisSpec& a = specs[axes[i]];
         // The scale is a float; the output length floor(scale * in).
         a.scale = static_cast<double>(static_cast<float>(given[i]));
@@ -335,23 +361,26 @@ class Resize : public Kernel {
     const int64_t inner = out_shape[rank - 1];
     std::vector<int64_t> last(static_cast<size_t>(inner));
     for (int64_t i = 0; i < inner; ++i) last[i] = taps[rank - 1].index[taps[rank - 1].first[i]];
-    dispatch_storage(x.dtype(), [&]<typename S>() {
-      const S* src = static_cast<const S*>(x.raw_data());
-      S* dst = static_cast<S*>(y.raw_data());
-      const int64_t rows = total / inner;
-      parallel_for(rows, grain_for(inner), [&](int64_t b, int64_t e) {
-        for (int64_t row = b; row < e; ++row) {
-          int64_t off = 0;
-          for (int64_t d = rank - 2, r = row; d >= 0; --d) {
-            const int64_t o = r % out_shape[d];
-            r /= out_shape[d];
-            off += taps[d].index[taps[d].first[o]] * in_strides[d];
-          }
-          S* out = dst + row * inner;
-          for (int64_t i = 0; i < inner; ++i) out[i] = src[off + last[i]];
-        }
-      });
-    }, "input X");
+    dispatch_storage(
+        x.dtype(),
+        [&]<typename S>() {
+          const S* src = static_cast<const S*>(x.raw_data());
+          S* dst = static_cast<S*>(y.raw_data());
+          const int64_t rows = total / inner;
+          parallel_for(rows, grain_for(inner), [&](int64_t b, int64_t e) {
+            for (int64_t row = b; row < e; ++row) {
+              int64_t off = 0;
+              for (int64_t d = rank - 2, r = row; d >= 0; --d) {
+                const int64_t o = r % out_shape[d];
+                r /= out_shape[d];
+                off += taps[d].index[taps[d].first[o]] * in_strides[d];
+              }
+              S* out = dst + row * inner;
+              for (int64_t i = 0; i < inner; ++i) out[i] = src[off + last[i]];
+            }
+          });
+        },
+        "input X");
     return y;
   }
 

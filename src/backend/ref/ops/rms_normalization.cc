@@ -16,9 +16,10 @@ class RMSNormalization : public Kernel {
         epsilon_(static_cast<double>(ctx.attr_float("epsilon", 1e-5f))) {
     const int64_t stash = ctx.attr_int("stash_type", 1);
     if (stash != 1 && stash != 10 && stash != 11 && stash != 16)
-      ctx.fail("attribute 'stash_type' is {}; valid: 1 (float), 10 (float16), 11 (double), "
-               "16 (bfloat16)",
-               stash);
+      ctx.fail(
+          "attribute 'stash_type' is {}; valid: 1 (float), 10 (float16), 11 (double), "
+          "16 (bfloat16)",
+          stash);
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -40,8 +41,7 @@ class RMSNormalization : public Kernel {
           const S* p = scale.data<S>();
           Broadcast bc(norm_shape, {scale.shape()});
           bc.for_each_run(0, size, [&](int64_t o, const int64_t* off, int64_t len) {
-            for (int64_t i = 0; i < len; ++i)
-              gamma[o + i] = to_double(p[off[0] + i * bc.step(0)]);
+            for (int64_t i = 0; i < len; ++i) gamma[o + i] = to_double(p[off[0] + i * bc.step(0)]);
           });
         },
         "input scale");

@@ -9,11 +9,14 @@ namespace parity::ref {
 namespace {
 
 std::vector<double> to_doubles(const Tensor& t, std::string_view what) {
-  return dispatch<FloatTypes>(t.dtype(), [&]<typename T>() {
-    std::vector<double> v(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(t.data<T>()[i]);
-    return v;
-  }, what);
+  return dispatch<FloatTypes>(
+      t.dtype(),
+      [&]<typename T>() {
+        std::vector<double> v(static_cast<size_t>(t.numel()));
+        for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(t.data<T>()[i]);
+        return v;
+      },
+      what);
 }
 
 // RoiAlign, as the spec's reference and ONNX Runtime compute it: each output bin samples a
@@ -36,14 +39,16 @@ class RoiAlign : public Kernel {
     const std::string coord = ctx.attr_string(
         "coordinate_transformation_mode", ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel");
     if (coord != "half_pixel" && coord != "output_half_pixel")
-      ctx.fail("attribute 'coordinate_transformation_mode' is '{}'; it must be half_pixel or "
-               "output_half_pixel",
-               coord);
+      ctx.fail(
+          "attribute 'coordinate_transformation_mode' is '{}'; it must be half_pixel or "
+          "output_half_pixel",
+          coord);
     half_pixel_ = coord == "half_pixel";
     if (out_h_ < 1 || out_w_ < 1 || sampling_ratio_ < 0)
-      ctx.fail("output_height {}, output_width {} and sampling_ratio {} must be positive "
-               "(sampling_ratio 0 or more)",
-               out_h_, out_w_, sampling_ratio_);
+      ctx.fail(
+          "output_height {}, output_width {} and sampling_ratio {} must be positive "
+          "(sampling_ratio 0 or more)",
+          out_h_, out_w_, sampling_ratio_);
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
@@ -60,9 +65,8 @@ class RoiAlign : public Kernel {
     for (int64_t b : batch)
       if (b < 0 || b >= x.shape()[0])
         ctx.fail("batch_indices holds {}; it must lie in [0, {})", b, x.shape()[0]);
-    return {dispatch<FloatTypes>(x.dtype(), [&]<typename T>() {
-      return align<T>(x, rois, batch);
-    }, "input X")};
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return align<T>(x, rois, batch); }, "input X")};
   }
 
  private:
@@ -91,10 +95,10 @@ class RoiAlign : public Kernel {
           roi_h = std::max(roi_h, 1.0);
         }
         const double bin_h = roi_h / double(out_h_), bin_w = roi_w / double(out_w_);
-        const int64_t grid_h = sampling_ratio_ > 0 ? sampling_ratio_
-                                                   : static_cast<int64_t>(std::ceil(bin_h));
-        const int64_t grid_w = sampling_ratio_ > 0 ? sampling_ratio_
-                                                   : static_cast<int64_t>(std::ceil(bin_w));
+        const int64_t grid_h =
+            sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(bin_h));
+        const int64_t grid_w =
+            sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(bin_w));
         const double count = double(std::max<int64_t>(grid_h * grid_w, 1));
         for (int64_t ph = 0; ph < out_h_; ++ph)
           for (int64_t pw = 0; pw < out_w_; ++pw) {
@@ -192,9 +196,8 @@ class MaxRoiPool : public Kernel {
       if (!(b >= 0 && b < double(x.shape()[0])))
         ctx.fail("rois {} has batch index {}; it must lie in [0, {})", r, b, x.shape()[0]);
     }
-    return {dispatch<FloatTypes>(x.dtype(), [&]<typename T>() {
-      return pool<T>(x, rois, num);
-    }, "input X")};
+    return {dispatch<FloatTypes>(
+        x.dtype(), [&]<typename T>() { return pool<T>(x, rois, num); }, "input X")};
   }
 
  private:

@@ -41,9 +41,10 @@ class RotaryEmbedding : public Kernel {
     const Tensor& sin_cache = input_tensor(in, 2, "sin_cache");
     const Tensor* position_ids = optional_input(in, 3, "position_ids");
     if (x.rank() != 3 && x.rank() != 4)
-      ctx.fail("input X {} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, "
-               "head_size)",
-               shape_str(x.shape()));
+      ctx.fail(
+          "input X {} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, "
+          "head_size)",
+          shape_str(x.shape()));
     const Shape& s = x.shape();
     const int64_t batch = s[0];
     int64_t heads, seq, head_size;
@@ -51,9 +52,10 @@ class RotaryEmbedding : public Kernel {
       heads = s[1], seq = s[2], head_size = s[3];
     } else {
       if (num_heads_ == 0 || s[2] % num_heads_ != 0)
-        ctx.fail("3-D input X {} needs attribute num_heads dividing its hidden size {} "
-                 "(num_heads is {})",
-                 shape_str(s), s[2], num_heads_);
+        ctx.fail(
+            "3-D input X {} needs attribute num_heads dividing its hidden size {} "
+            "(num_heads is {})",
+            shape_str(s), s[2], num_heads_);
       heads = num_heads_, seq = s[1], head_size = s[2] / num_heads_;
     }
     const int64_t dim = rotary_dim_ == 0 ? head_size : rotary_dim_;
@@ -65,8 +67,7 @@ class RotaryEmbedding : public Kernel {
         sin_cache.dtype() != x.dtype())
       ctx.fail("cos_cache ({} {}) and sin_cache ({} {}) must have one shape and X's type {}",
                dtype_name(cos_cache.dtype()), shape_str(cos_cache.shape()),
-               dtype_name(sin_cache.dtype()), shape_str(sin_cache.shape()),
-               dtype_name(x.dtype()));
+               dtype_name(sin_cache.dtype()), shape_str(sin_cache.shape()), dtype_name(x.dtype()));
     // For each (batch, position in the sequence), the row of the caches to use.
     std::vector<int64_t> cache_row(static_cast<size_t>(batch * seq));
     if (position_ids) {

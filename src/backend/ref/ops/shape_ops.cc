@@ -165,9 +165,10 @@ class Squeeze : public Kernel {
     if (auto axes = axes_.get(in)) {
       for (int64_t a : normalize_axes(*axes, x.rank())) {
         if (shape[a] != 1)
-          ctx.fail("axis {} of the input of shape {} has size {}; only axes of size 1 can be "
-                   "squeezed",
-                   a, shape_str(shape), shape[a]);
+          ctx.fail(
+              "axis {} of the input of shape {} has size {}; only axes of size 1 can be "
+              "squeezed",
+              a, shape_str(shape), shape[a]);
         drop[a] = true;
       }
     } else {
@@ -259,15 +260,15 @@ class Concat : public Kernel {
       for (int64_t d = 0; fits && d < rank; ++d)
         fits = d == axis || t.shape()[d] == first.shape()[d];
       if (!fits)
-        ctx.fail("input {} is {} {} and input 0 is {} {}; inputs must have one element type "
-                 "and equal dims except on axis {}",
-                 i, dtype_name(t.dtype()), shape_str(t.shape()), dtype_name(first.dtype()),
-                 shape_str(first.shape()), axis);
+        ctx.fail(
+            "input {} is {} {} and input 0 is {} {}; inputs must have one element type "
+            "and equal dims except on axis {}",
+            i, dtype_name(t.dtype()), shape_str(t.shape()), dtype_name(first.dtype()),
+            shape_str(first.shape()), axis);
       out_shape[axis] = checked_add(out_shape[axis], t.shape()[axis], "the output's concat axis");
     }
     return {dispatch_storage(
-        first.dtype(), [&]<typename S>() { return concat<S>(parts, out_shape, axis); },
-        "input 0")};
+        first.dtype(), [&]<typename S>() { return concat<S>(parts, out_shape, axis); }, "input 0")};
   }
 
  private:
@@ -304,8 +305,7 @@ PARITY_REF_OP("", "Concat", 1, kOpsetMax, Concat);
 
 class Split : public Kernel {
  public:
-  explicit Split(const OpContext& ctx)
-      : axis_(ctx.attr_int("axis", 0)), opset_(ctx.opset()) {
+  explicit Split(const OpContext& ctx) : axis_(ctx.attr_int("axis", 0)), opset_(ctx.opset()) {
     // The sizes come from the 'split' attribute (versions 1 to 11) or from input 1 (version 1,
     // and 13 on); version 18 adds num_outputs for parts of ceil(dim / n).
     if (opset_ < 13 && ctx.has_attr("split")) split_ = ctx.attr_ints("split");
@@ -365,14 +365,15 @@ class Split : public Kernel {
     }
     int64_t total = 0;
     for (int64_t s : sizes) {
-      if (s < 0) ctx.fail("split [{}] has a negative size; sizes must be 0 or more",
-                          fmt::join(sizes, ", "));
+      if (s < 0)
+        ctx.fail("split [{}] has a negative size; sizes must be 0 or more", fmt::join(sizes, ", "));
       total = checked_add(total, s, "the sum of the split sizes");
     }
     if (static_cast<int64_t>(sizes.size()) != num_parts_ || total != dim)
-      ctx.fail("split [{}] has {} parts summing to {}; the node has {} outputs and the axis "
-               "has size {}",
-               fmt::join(sizes, ", "), sizes.size(), total, num_parts_, dim);
+      ctx.fail(
+          "split [{}] has {} parts summing to {}; the node has {} outputs and the axis "
+          "has size {}",
+          fmt::join(sizes, ", "), sizes.size(), total, num_parts_, dim);
     return sizes;
   }
 
@@ -418,8 +419,8 @@ class Tile : public Kernel {
     if (opset_ < 6) {
       // Version 1: 'tiles' copies along the one axis given by input 'axis'.
       const int64_t tiles = read_int64s(input_tensor(in, 1, "tiles"), "input 'tiles'").at(0);
-      const int64_t axis = normalize_axis(
-          read_int64s(input_tensor(in, 2, "axis"), "input 'axis'").at(0), x.rank());
+      const int64_t axis =
+          normalize_axis(read_int64s(input_tensor(in, 2, "axis"), "input 'axis'").at(0), x.rank());
       repeats.assign(x.shape().size(), 1);
       repeats[axis] = tiles;
     } else {
@@ -435,8 +436,8 @@ class Tile : public Kernel {
                  fmt::join(repeats, ", "));
       out[d] = checked_mul(out[d], repeats[d], "an output dim (input dim * repeats)");
     }
-    return {dispatch_storage(x.dtype(), [&]<typename S>() { return tile<S>(x, out); },
-                             "input 'input'")};
+    return {dispatch_storage(
+        x.dtype(), [&]<typename S>() { return tile<S>(x, out); }, "input 'input'")};
   }
 
  private:

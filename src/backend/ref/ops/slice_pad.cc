@@ -41,17 +41,17 @@ class Slice : public Kernel {
     if (!steps) steps.emplace(starts.size(), 1);
     if (ends.size() != starts.size() || axes->size() != starts.size() ||
         steps->size() != starts.size())
-      ctx.fail("starts, ends, axes and steps have {}, {}, {} and {} values; they must have "
-               "as many",
-               starts.size(), ends.size(), axes->size(), steps->size());
+      ctx.fail(
+          "starts, ends, axes and steps have {}, {}, {} and {} values; they must have "
+          "as many",
+          starts.size(), ends.size(), axes->size(), steps->size());
     const std::vector<int64_t> axis_list = normalize_axes(*axes, x.rank());
 
     Shape out = x.shape(), in_strides = strides_of(x.shape()), strides = in_strides;
     int64_t base = 0;
     for (size_t i = 0; i < axis_list.size(); ++i) {
       const int64_t a = axis_list[i], dim = x.shape()[a], step = (*steps)[i];
-      if (step == 0)
-        ctx.fail("steps [{}] has a 0; steps must not be 0", fmt::join(*steps, ", "));
+      if (step == 0) ctx.fail("steps [{}] has a 0; steps must not be 0", fmt::join(*steps, ", "));
       auto [start, count] = slice_range(starts[i], ends[i], step, dim);
       out[a] = count;
       base += start * in_strides[a];  // start < dim: within the tensor
@@ -101,9 +101,12 @@ enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 inline int64_t pad_source(int64_t j, int64_t dim, PadMode mode) {
   if (j >= 0 && j < dim) return j;
   switch (mode) {
-    case PadMode::kConstant: return -1;
-    case PadMode::kEdge: return j < 0 ? 0 : dim - 1;
-    case PadMode::kWrap: return ((j % dim) + dim) % dim;
+    case PadMode::kConstant:
+      return -1;
+    case PadMode::kEdge:
+      return j < 0 ? 0 : dim - 1;
+    case PadMode::kWrap:
+      return ((j % dim) + dim) % dim;
     case PadMode::kReflect: {
       if (dim == 1) return 0;
       const int64_t period = 2 * (dim - 1);
@@ -123,8 +126,8 @@ Tensor pad_tensor(const Tensor& x, const std::vector<int64_t>& pad_begin,
   const size_t rank = in.size();
   Shape out(rank);
   for (size_t d = 0; d < rank; ++d)
-    out[d] = checked_add(checked_add(in[d], pad_begin[d], "a padded dim"), pad_end[d],
-                         "a padded dim");
+    out[d] =
+        checked_add(checked_add(in[d], pad_begin[d], "a padded dim"), pad_end[d], "a padded dim");
   Tensor y = uninitialized_tensor(x.dtype(), out);
   const int64_t numel = y.numel();
   if (numel == 0) return y;
@@ -178,17 +181,18 @@ Tensor pad_checked(const Tensor& x, const std::vector<int64_t>& pad_begin,
     const int64_t dim = x.shape()[d];
     // A pad below -dim would crop past the far end of the axis (and make offsets overflow).
     if (pad_begin[d] < -dim || pad_end[d] < -dim)
-      ctx.fail("pads {} and {} on axis {} of size {}: a negative pad crops and can remove at "
-               "most the {} elements the axis holds",
-               pad_begin[d], pad_end[d], d, dim, dim);
-    if (checked_add(checked_add(dim, pad_begin[d], "a padded dim"), pad_end[d],
-                    "a padded dim") < 0)
-      ctx.fail("pads {} and {} on axis {} of size {} remove more than the axis holds",
-               pad_begin[d], pad_end[d], d, dim);
+      ctx.fail(
+          "pads {} and {} on axis {} of size {}: a negative pad crops and can remove at "
+          "most the {} elements the axis holds",
+          pad_begin[d], pad_end[d], d, dim, dim);
+    if (checked_add(checked_add(dim, pad_begin[d], "a padded dim"), pad_end[d], "a padded dim") < 0)
+      ctx.fail("pads {} and {} on axis {} of size {} remove more than the axis holds", pad_begin[d],
+               pad_end[d], d, dim);
     if (mode != PadMode::kConstant && dim == 0 && (pad_begin[d] > 0 || pad_end[d] > 0))
-      ctx.fail("axis {} has size 0 and cannot be padded by copying its own values; only the "
-               "constant mode pads an empty axis",
-               d);
+      ctx.fail(
+          "axis {} has size 0 and cannot be padded by copying its own values; only the "
+          "constant mode pads an empty axis",
+          d);
   }
   return on_bytes(x, [&](const Tensor& bx) {
     const Tensor f = is_4bit(fill.dtype()) ? unpack_4bit(fill) : fill;
@@ -224,10 +228,14 @@ class Pad : public Kernel {
  public:
   explicit Pad(const OpContext& ctx) : opset_(ctx.opset()) {
     const std::string mode = ctx.attr_string("mode", "constant");
-    if (mode == "constant") mode_ = PadMode::kConstant;
-    else if (mode == "reflect") mode_ = PadMode::kReflect;
-    else if (mode == "edge") mode_ = PadMode::kEdge;
-    else if (mode == "wrap" && opset_ >= 19) mode_ = PadMode::kWrap;
+    if (mode == "constant")
+      mode_ = PadMode::kConstant;
+    else if (mode == "reflect")
+      mode_ = PadMode::kReflect;
+    else if (mode == "edge")
+      mode_ = PadMode::kEdge;
+    else if (mode == "wrap" && opset_ >= 19)
+      mode_ = PadMode::kWrap;
     else
       ctx.fail("attribute 'mode' is '{}'; valid modes: constant, reflect, edge{}", mode,
                opset_ >= 19 ? ", wrap" : "");
@@ -302,8 +310,7 @@ class CenterCropPad : public Kernel {
     for (size_t i = 0; i < axes.size(); ++i) {
       const int64_t dim = x.shape()[axes[i]], target = shape[i];
       if (target < 0)
-        ctx.fail("shape [{}] has a negative size; sizes must be 0 or more",
-                 fmt::join(shape, ", "));
+        ctx.fail("shape [{}] has a negative size; sizes must be 0 or more", fmt::join(shape, ", "));
       const int64_t diff = target - dim;
       begin[axes[i]] = diff >= 0 ? diff / 2 : -((-diff) / 2);
       end[axes[i]] = diff - begin[axes[i]];
@@ -378,9 +385,10 @@ class SpaceToDepth : public Kernel {
     if (h % b != 0 || w % b != 0)
       ctx.fail("input of shape {} has a height or width that is not a multiple of blocksize {}",
                shape_str(x.shape()), b);
-    return {permuted(x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
-                     {n, checked_mul(c, checked_mul(b, b, "blocksize * blocksize"), "the output channels"),
-                      h / b, w / b})};
+    return {permuted(
+        x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+        {n, checked_mul(c, checked_mul(b, b, "blocksize * blocksize"), "the output channels"),
+         h / b, w / b})};
   }
 
  private:
@@ -411,8 +419,8 @@ class ReverseSequence : public Kernel {
       ctx.fail("sequence_lens has {} values; the batch axis has size {}", lens.size(), batch);
     for (size_t i = 0; i < lens.size(); ++i)
       if (lens[i] < 0 || lens[i] > time)
-        ctx.fail("sequence_lens[{}] is {}; lengths must be in [0, {}] (the time axis)", i,
-                 lens[i], time);
+        ctx.fail("sequence_lens[{}] is {}; lengths must be in [0, {}] (the time axis)", i, lens[i],
+                 time);
     const int64_t inner = dims_product(x.shape(), 2, x.rank());
     // Offsets of (batch b, time t) rows of `inner` elements.
     const int64_t bstride = (batch_axis_ == 0 ? time : 1) * inner;

@@ -45,8 +45,7 @@ class Softmax : public Kernel {
     const Tensor& x = input_tensor(in, 0, "input");
     const AxisLayout l = axis_layout(x.shape(), axis_, kCoerce2d);
     return {dispatch<FloatTypes>(
-        x.dtype(), [&]<typename T>() { return normalize<T>(x, l.outer, l.n, l.inner); },
-        "input")};
+        x.dtype(), [&]<typename T>() { return normalize<T>(x, l.outer, l.n, l.inner); }, "input")};
   }
 
  private:

@@ -342,9 +342,8 @@ class Unique : public Kernel {
     std::iota(order.begin(), order.end(), 0);
     dispatch_unique(x, [&]<typename T>() {
       const T* p = x.data<T>();
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return compare_items(p, v, a, b) < 0;
-      });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return compare_items(p, v, a, b) < 0; });
     });
     return order;
   }

@@ -30,10 +30,11 @@ class TensorScatter : public Kernel {
     for (int64_t d = 0; compatible && d < rank; ++d)
       compatible = d == axis ? us[d] <= cs[d] : us[d] == cs[d];
     if (!compatible)
-      ctx.fail("update ({} {}) does not fit past_cache ({} {}): same type, the same dims but "
-               "axis {}, and no longer along it",
-               dtype_name(update.dtype()), shape_str(us), dtype_name(cache.dtype()),
-               shape_str(cs), axis);
+      ctx.fail(
+          "update ({} {}) does not fit past_cache ({} {}): same type, the same dims but "
+          "axis {}, and no longer along it",
+          dtype_name(update.dtype()), shape_str(us), dtype_name(cache.dtype()), shape_str(cs),
+          axis);
     const int64_t batch = cs[0], max_len = cs[axis], len = us[axis];
     std::vector<int64_t> start(static_cast<size_t>(batch), 0);
     if (indices) {
@@ -46,25 +47,29 @@ class TensorScatter : public Kernel {
     for (int64_t b = 0; b < batch; ++b) {
       if (start[b] < 0 || start[b] >= std::max<int64_t>(max_len, 1) ||
           (!circular && start[b] + len > max_len))
-        ctx.fail("write_indices[{}] is {} for {} updates along an axis of {}; in mode '{}' it "
-                 "must be in [0, {}]",
-                 b, start[b], len, max_len, mode_, circular ? max_len - 1 : max_len - len);
+        ctx.fail(
+            "write_indices[{}] is {} for {} updates along an axis of {}; in mode '{}' it "
+            "must be in [0, {}]",
+            b, start[b], len, max_len, mode_, circular ? max_len - 1 : max_len - len);
     }
     Tensor out = cache.clone();
     // (outer, axis, inner) views; the batch index is outer / (product of dims 1..axis-1).
     const int64_t outer = dims_product(cs, 0, axis), inner = dims_product(cs, axis + 1, rank);
     const int64_t per_batch = batch == 0 ? 0 : outer / batch;
-    dispatch_storage(cache.dtype(), [&]<typename S>() {
-      const S* src = static_cast<const S*>(update.raw_data());
-      S* dst = static_cast<S*>(out.raw_data());
-      for (int64_t o = 0; o < outer; ++o) {
-        const int64_t b = o / per_batch;
-        for (int64_t s = 0; s < len; ++s) {
-          const int64_t pos = circular ? (start[b] + s) % max_len : start[b] + s;
-          std::copy_n(src + (o * len + s) * inner, inner, dst + (o * max_len + pos) * inner);
-        }
-      }
-    }, "input past_cache");
+    dispatch_storage(
+        cache.dtype(),
+        [&]<typename S>() {
+          const S* src = static_cast<const S*>(update.raw_data());
+          S* dst = static_cast<S*>(out.raw_data());
+          for (int64_t o = 0; o < outer; ++o) {
+            const int64_t b = o / per_batch;
+            for (int64_t s = 0; s < len; ++s) {
+              const int64_t pos = circular ? (start[b] + s) % max_len : start[b] + s;
+              std::copy_n(src + (o * len + s) * inner, inner, dst + (o * max_len + pos) * inner);
+            }
+          }
+        },
+        "input past_cache");
     return {std::move(out)};
   }
 

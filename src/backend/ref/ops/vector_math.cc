@@ -45,9 +45,12 @@ std::atomic<Isa> g_forced{Isa::kAuto};
 
 bool cpu_supports(Isa isa) {
   switch (isa) {
-    case Isa::kAvx512: return best_isa() == Isa::kAvx512;
-    case Isa::kAvx2: return best_isa() != Isa::kSse2;
-    default: return true;
+    case Isa::kAvx512:
+      return best_isa() == Isa::kAvx512;
+    case Isa::kAvx2:
+      return best_isa() != Isa::kSse2;
+    default:
+      return true;
   }
 }
 
@@ -63,32 +66,42 @@ Isa active_isa() {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::kAvx512: return "avx512f";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kSse2: return "sse2";
-    default: return "auto";
+    case Isa::kAvx512:
+      return "avx512f";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kSse2:
+      return "sse2";
+    default:
+      return "auto";
   }
 }
 
 void apply(Fn f, const double* x, double* y, int64_t n) {
   const int fn = static_cast<int>(f);
   switch (active_isa()) {
-    case Isa::kAvx512: return isa::apply_avx512(fn, x, y, n);
-    case Isa::kAvx2: return isa::apply_avx2(fn, x, y, n);
-    default: return apply_sse2(fn, x, y, n);
+    case Isa::kAvx512:
+      return isa::apply_avx512(fn, x, y, n);
+    case Isa::kAvx2:
+      return isa::apply_avx2(fn, x, y, n);
+    default:
+      return apply_sse2(fn, x, y, n);
   }
 }
 
 void apply_pow(const double* a, const double* b, double* y, int64_t n) {
   switch (active_isa()) {
-    case Isa::kAvx512: return isa::pow_avx512(a, b, y, n);
-    case Isa::kAvx2: return isa::pow_avx2(a, b, y, n);
+    case Isa::kAvx512:
+      return isa::pow_avx512(a, b, y, n);
+    case Isa::kAvx2:
+      return isa::pow_avx2(a, b, y, n);
     default: {
       int64_t i = 0;
       for (; i + 2 <= n; i += 2)
         _mm_storeu_pd(y + i, Sleef_powd2_u10sse2(_mm_loadu_pd(a + i), _mm_loadu_pd(b + i)));
-      if (i < n) y[i] = _mm_cvtsd_f64(Sleef_powd2_u10sse2(_mm_set_pd(isa::kPad, a[i]),
-                                                         _mm_set_pd(isa::kPad, b[i])));
+      if (i < n)
+        y[i] = _mm_cvtsd_f64(
+            Sleef_powd2_u10sse2(_mm_set_pd(isa::kPad, a[i]), _mm_set_pd(isa::kPad, b[i])));
     }
   }
 }

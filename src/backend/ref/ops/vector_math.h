@@ -22,8 +22,23 @@ namespace parity::ref::vmath {
 
 // The functions with a vector form.
 enum class Fn {
-  kExp, kExpm1, kLog, kLog1p, kTanh, kErf, kSin, kCos, kTan, kAsin, kAcos, kAtan,
-  kSinh, kCosh, kAsinh, kAcosh, kAtanh
+  kExp,
+  kExpm1,
+  kLog,
+  kLog1p,
+  kTanh,
+  kErf,
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh
 };
 
 // SLEEF's code path. kAuto picks the widest the CPU runs (AVX-512F, then AVX2 with FMA, then
