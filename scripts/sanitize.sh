@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder
 # (build-asan). With no argument: every C++ test (ctest) and the Python tests against the
-# sanitized module. With arguments: only those test binaries, e.g. what CI runs:
+# sanitized module. With arguments: only those test binaries, e.g. the loaders, io, statistics
+# and comparator tests:
 #
 #   scripts/sanitize.sh                                  # everything (hours on 2 cores)
-#   scripts/sanitize.sh test_core test_onnx test_io test_comparator
+#   scripts/sanitize.sh test_core test_onnx test_io test_stats test_comparator
 #
 # Any sanitizer report fails the run (halt_on_error, no recovery from UB).
 set -uo pipefail
