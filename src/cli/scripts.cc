@@ -69,16 +69,21 @@ ScriptRef parse_script_ref(const std::string& spec, const std::string& default_f
 
 void add_script_args(CLI::App& app, RunArgs& args) {
   app.add_option("--plugins", args.plugins,
-                 "Op plugin libraries that add reference kernels (docs/plugins.md)");
+                 "Plugin libraries that add reference kernels for custom ops, or backends "
+                 "(docs/plugins.md)")
+      ->group("Scripts and Plugins");
   app.add_option("--gen-script,--gen", args.gen_script,
                  "Write a Python script that does this run with the module parity, instead of "
-                 "running ('-' for stdout)");
+                 "running ('-' for stdout)")
+      ->group("Scripts and Plugins");
   app.add_option("--data-loader-script", args.data_loader_script,
                  "Python script whose function (default load_data) returns an iterable of feed "
-                 "dicts: path.py[:func]");
+                 "dicts: path.py[:func]")
+      ->group("Scripts and Plugins");
   app.add_option("--compare-func-script", args.compare_func_script,
                  "Python script whose function (default compare_outputs) compares two "
-                 "IterationResults and returns {output: bool}: path.py[:func]");
+                 "IterationResults and returns {output: bool}: path.py[:func]")
+      ->group("Scripts and Plugins");
 }
 
 bool run_needs_python(const RunArgs& args) {

@@ -11,7 +11,7 @@ int64_t TreeEnsembleModel::leaf_of(int64_t t, const double* row) const {
     if (steps > nodes.size()) fail("tree {} has a cycle: its walk never reaches a leaf", t);
     const TreeNode& n = nodes[static_cast<size_t>(ref)];
     const double x = row[n.feature];
-    bool go_true;
+    bool go_true = false;  // every BranchMode sets it
     if (std::isnan(x)) {
       go_true = n.missing_tracks_true;
     } else {

@@ -1,7 +1,7 @@
 // A backend served by a plugin library through plugin_api.h alone (no Parity C++), for the
 // tests: each output is a copy of an input plus a constant, as its options say:
 //
-//   parity run m.onnx --pluginref --echo --plugins libparity_test_echo_backend.so \
+//   parity run m.onnx --pluginref --echo --plugins libparity_test_echo_backend.so
 //       --echo-option y=x --echo-option offset=0.5
 //
 // ("y=x": output y echoes input x; "offset=V": added to float inputs).
