@@ -11,6 +11,7 @@
 #include "cli/run.h"
 #include "core/error.h"
 #include "core/logger.h"
+#include "core/names.h"
 
 namespace parity::cli {
 
@@ -48,6 +49,87 @@ std::vector<std::string> plugin_paths(int argc, char** argv) {
     }
   }
   return paths;
+}
+
+// "; did you mean 'x'?" for a close candidate, else "".
+std::string did_you_mean_text(const std::string& name, const std::vector<std::string>& candidates) {
+  const std::string hint = did_you_mean(name, candidates);
+  return hint.rfind("; did you mean", 0) == 0 ? hint : "";
+}
+
+// The deepest subcommand the parse entered ("parity run"), for the help hint and the flags a
+// mistyped one is compared with.
+const CLI::App* deepest_parsed(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands())
+    if (sub->parsed()) return deepest_parsed(*sub);
+  return &app;
+}
+
+std::string command_path(const CLI::App& app, const char* program) {
+  std::string path;
+  for (const CLI::App* a = &app; a && a->get_parent(); a = a->get_parent())
+    path = " " + a->get_name() + path;
+  return program + path;
+}
+
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+
+std::vector<std::string> flag_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : opt->get_snames()) names.push_back("-" + n);
+  }
+  return names;
+}
+
+// A usage error as Polygraphy's argparse words it where it can: an unknown subcommand is an
+// "invalid choice" listing the choices, an unknown flag gets the nearest flag; then where to
+// find the help of the level the mistake was made at.
+std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e,
+                                const char* program) {
+  const CLI::App* at = deepest_parsed(app);
+  std::string message = e.what();
+  const std::vector<std::string> choices = subcommand_names(*at);
+  const std::vector<std::string> extras = at->remaining();
+  if (!choices.empty() && at->get_subcommands().empty()) {
+    // A subcommand was required and none was recognised.
+    std::vector<std::string> quoted;
+    for (const auto& c : choices) quoted.push_back("'" + c + "'");
+    const std::string given = extras.empty() ? "" : extras.front();
+    message =
+        given.empty() || given[0] == '-'
+            ? fmt::format("a subcommand is required (choose from {})", fmt::join(quoted, ", "))
+            : fmt::format("argument subcommand: invalid choice: '{}' (choose from {}){}", given,
+                          fmt::join(quoted, ", "),
+                          given.empty() ? "" : did_you_mean_text(given, choices));
+  } else if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    std::vector<std::string> unknown;
+    std::vector<std::pair<std::string, std::string>> hints;  // (given, nearest)
+    for (const std::string& x : extras) {
+      unknown.push_back("'" + x + "'");
+      if (x.size() > 1 && x[0] == '-') {
+        const std::string flag = x.substr(0, x.find('='));
+        const std::vector<std::string> flags = flag_names(*at);
+        if (!did_you_mean_text(flag, flags).empty())
+          hints.emplace_back(flag, nearest_names(flag, flags, 1).front());
+      }
+    }
+    message = fmt::format("Unrecognized Options: [{}]", fmt::join(unknown, ", "));
+    if (hints.size() == 1) message += fmt::format("; did you mean '{}'?", hints[0].second);
+    if (hints.size() > 1) {
+      std::vector<std::string> parts;
+      for (const auto& [given, nearest] : hints)
+        parts.push_back(fmt::format("'{}' for '{}'", nearest, given));
+      message += fmt::format("; did you mean {}?", fmt::join(parts, ", "));
+    }
+  }
+  return fmt::format("[!] {}\n    Run '{} --help' for usage.\n", message,
+                     command_path(*at, program));
 }
 
 }  // namespace
@@ -96,8 +178,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "[!] %s\n    Run '%s --help' for usage.\n", e.what(),
-                 argc > 1 ? (std::string(argv[0]) + " " + argv[1]).c_str() : argv[0]);
+    std::fprintf(stderr, "%s", usage_error_message(app, e, argv[0]).c_str());
     return kExitUsage;
   }
 
