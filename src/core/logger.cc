@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "core/error.h"
 
@@ -83,7 +84,12 @@ Logger& Logger::get() {
   return instance;
 }
 
-Logger::Logger() { colors_ = isatty(fileno(stdout)) != 0; }
+// Colours only on a terminal, and never when NO_COLOR is set to anything (no-color.org's
+// convention, which users set once for every tool).
+Logger::Logger() {
+  const char* no_color = std::getenv("NO_COLOR");
+  colors_ = isatty(fileno(stdout)) != 0 && !(no_color && *no_color);
+}
 
 void Logger::set_log_file(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "a");

@@ -45,5 +45,18 @@ TEST(CliUsage, AnUnknownFlagGetsTheNearestOne) {
       << two.output;
 }
 
+// On a terminal (a pseudo-terminal made by script(1)) lines are coloured unless NO_COLOR is set.
+TEST(CliUsage, NoColorTurnsColoursOff) {
+  const std::string command =
+      std::string(PARITY_CLI) + " run " + source_path("examples/identity.onnx") + " --pluginref";
+  CommandResult colored = run_command("script -qec '" + command + "' /dev/null");
+  ASSERT_EQ(colored.exit_code, 0) << colored.output;
+  EXPECT_TRUE(has(colored, "\033[")) << colored.output;
+  CommandResult plain = run_command("NO_COLOR=1 script -qec '" + command + "' /dev/null");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_FALSE(has(plain, "\033[")) << plain.output;
+  EXPECT_TRUE(has(plain, "PASSED | Runtime")) << plain.output;
+}
+
 }  // namespace
 }  // namespace parity::testing
