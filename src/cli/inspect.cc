@@ -40,9 +40,7 @@ CLI::App* setup_inspect_data(CLI::App& inspect, InspectDataArgs& args) {
 }
 
 int run_inspect_model(const InspectModelArgs& args) {
-  std::string path = std::filesystem::absolute(args.model.model_file).string();
-  logger().info("Loading model: {}", path);
-  ModelPtr model = OnnxFromPath(args.model.model_file, args.model.load_options())();
+  ModelPtr model = args.model.loader()();
   onnx_io::DescribeOptions options;
   auto shows = [&](const char* what) {
     return std::find(args.show.begin(), args.show.end(), what) != args.show.end();

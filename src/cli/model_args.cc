@@ -1,5 +1,7 @@
 #include "cli/model_args.h"
 
+#include <filesystem>
+
 namespace parity::cli {
 
 bool ModelArgs::mark_all() const {
@@ -13,9 +15,15 @@ onnx_io::LoadOptions ModelArgs::load_options() const {
   return o;
 }
 
-Loader<ModelPtr> ModelArgs::loader() const {
-  Loader<ModelPtr> model = OnnxFromPath(model_file, load_options());
-  if (!marks_outputs()) return model;
+std::string ModelArgs::path() const {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(model_file, ec);
+  return ec ? model_file : absolute.string();
+}
+
+Loader<ModelPtr> ModelArgs::loader(bool marked) const {
+  Loader<ModelPtr> model = OnnxFromPath(path(), load_options());
+  if (!marked || !marks_outputs()) return model;
   std::vector<std::string> names = mark_all() ? std::vector<std::string>{} : onnx_outputs;
   return ModifyOutputs(model, names, mark_all(), onnx_exclude_outputs);
 }

@@ -20,11 +20,14 @@ struct ModelArgs {
   std::vector<std::string> onnx_exclude_outputs;
 
   bool mark_all() const;
+  // The model file as an absolute path, as Polygraphy's tools name it ("Loading model: ...").
+  std::string path() const;
   // Whether outputs are marked or unmarked (--onnx-outputs / --onnx-exclude-outputs).
   bool marks_outputs() const { return !onnx_outputs.empty() || !onnx_exclude_outputs.empty(); }
   onnx_io::LoadOptions load_options() const;
-  // The model loader these flags describe: the file, with the outputs marked as asked.
-  Loader<ModelPtr> loader() const;
+  // The model loader these flags describe: the file, with the outputs marked as asked
+  // (unmarked with marked = false).
+  Loader<ModelPtr> loader(bool marked = true) const;
 };
 // `required` false: the model may be left out (`run --load-outputs a.json b.json` compares
 // saved results only).

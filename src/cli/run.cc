@@ -190,7 +190,7 @@ RunVerdict run_layerwise(const RunArgs& args, const std::vector<ConfiguredBacken
   std::vector<TensorMap> used_feeds;
   if (!cmp.save_inputs.empty()) options.used_feeds = &used_feeds;
 
-  ModelPtr model = OnnxFromPath(args.model.model_file, args.model.load_options())();
+  ModelPtr model = args.model.loader(/*marked=*/false)();  // layer-wise marks its own
   check_input_names(args, *model);
   check_output_names(cmp, marked_tensor_names(*model, options));
   const size_t ref_at = *streaming_backend(backends);

@@ -1,9 +1,12 @@
 #include "onnx/loaders.h"
 
+#include "core/logger.h"
+
 namespace parity {
 
 Loader<ModelPtr> OnnxFromPath(std::string path, onnx_io::LoadOptions options) {
   return Loader<ModelPtr>([path = std::move(path), options = std::move(options)] {
+    logger().info("Loading model: {}", path);  // Polygraphy's line, which its users grep for
     return onnx_io::load_model(path, options);
   });
 }
