@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <ctime>
 
 #include "core/error.h"
 
@@ -108,18 +109,76 @@ void Logger::reset_sink() {
   sink_ = nullptr;
 }
 
-void Logger::log(Severity s, std::string_view message) {
-  if (!enabled(s)) return;
-  // Continuation lines line up under the text after "[I] ", plus the indent.
-  std::string pad(4 + 4 * static_cast<size_t>(indent_), ' ');
-  std::string body;
-  body.reserve(message.size() + 16);
-  body.append(pad.data() + 4, pad.size() - 4);
-  for (char c : message) {
-    body.push_back(c);
-    if (c == '\n') body.append(pad);
+void Logger::set_severity(Severity s) {
+  severity_ = s;
+  update_lowest();
+}
+
+void Logger::set_path_severity(const std::string& path, Severity s) {
+  std::string p = path;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  if (p.empty()) return set_severity(s);
+  for (auto& [known, severity] : path_severities_)
+    if (known == p) {
+      severity = s;
+      return update_lowest();
+    }
+  path_severities_.emplace_back(p, s);
+  update_lowest();
+}
+
+void Logger::update_lowest() {
+  lowest_ = severity_;
+  for (const auto& [path, s] : path_severities_) lowest_ = std::min(lowest_, s);
+}
+
+std::string log_site_path(const char* file) {
+  if (!file) return "";
+  std::string path = file;
+  const size_t src = path.rfind("src/");
+  if (src != std::string::npos) return path.substr(src + 4);
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The severity for messages from `site`: the longest matching per-path entry (whole path
+// components), else the default.
+Severity Logger::threshold(LogSite site) const {
+  if (path_severities_.empty() || !site.file) return severity_;
+  const std::string path = log_site_path(site.file);
+  size_t best = 0;
+  Severity s = severity_;
+  for (const auto& [prefix, severity] : path_severities_)
+    if (path.compare(0, prefix.size(), prefix) == 0 &&
+        (path.size() == prefix.size() || path[prefix.size()] == '/') && prefix.size() > best) {
+      best = prefix.size();
+      s = severity;
+    }
+  return s;
+}
+
+void Logger::write(Severity s, std::string_view message, LogSite site) {
+  if (!enabled(s) || s < threshold(site)) return;
+  std::string prefix(prefix_of(s));
+  if (timestamp_) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char clock[16];
+    std::strftime(clock, sizeof clock, "%H:%M:%S", &local);
+    prefix += fmt::format("({}) ", clock);
   }
-  std::string line = std::string(prefix_of(s)) + body;
+  if (line_info_ && site.file)
+    prefix += fmt::format("[{}:{}] ", log_site_path(site.file), site.line);
+  // Continuation lines line up under the text after the prefix, plus the indent.
+  const std::string indent(4 * static_cast<size_t>(indent_), ' ');
+  const std::string pad = std::string(prefix.size(), ' ') + indent;
+  std::string line = prefix + indent;
+  line.reserve(prefix.size() + message.size() + 16);
+  for (char c : message) {
+    line.push_back(c);
+    if (c == '\n') line.append(pad);
+  }
 
   std::lock_guard lock(mutex_);
   if (sink_) {
@@ -142,12 +201,12 @@ void Logger::log(Severity s, std::string_view message) {
   }
 }
 
-void Logger::log_once(Severity s, std::string_view message) {
+void Logger::log_once(Severity s, std::string_view message, std::source_location where) {
   {
     std::lock_guard lock(mutex_);
     if (!seen_once_.insert(std::string(message)).second) return;
   }
-  log(s, message);
+  write(s, message, LogSite::of(where));
 }
 
 void Logger::critical_message(const std::string& message) { throw Error(message); }
