@@ -62,11 +62,20 @@ std::string why_not_layerwise(const RunArgs& args, const std::vector<ConfiguredB
 // Refuses flags that this run could not honour, before any work.
 void check_requests(const RunArgs& args, const std::vector<ConfiguredBackend>& backends,
                     const ComparatorOptions& cmp, const std::string& why_not_layerwise) {
-  if (!backends.empty() && args.model.model_file.empty())
+  if (!backends.empty() && args.model.model_file.empty()) {
+    std::string note;
+    for (const std::string& path : cmp.load_outputs)
+      if (path.size() > 5 && path.ends_with(".onnx"))
+        note = fmt::format(
+            ".\nNote: --load-outputs took '{}'; give the model before the flags "
+            "that take several values",
+            path);
     fail_usage(
         "One or more runners was specified, but no model file was provided. Make sure "
         "you've specified the model path, and also that it's not being consumed as an "
-        "argument for another parameter");
+        "argument for another parameter{}",
+        note);
+  }
   if (backends.empty() && cmp.load_outputs.empty())
     fail_usage(
         "failed to run: nothing to run or compare; select runners ({}) or give results "

@@ -66,6 +66,13 @@ TEST(CliVerdict, NothingToRunOrCompareIsAUsageError) {
   EXPECT_EQ(no_model.exit_code, 2) << no_model.output;
   EXPECT_TRUE(has(no_model, "One or more runners was specified, but no model file was provided"))
       << no_model.output;
+  TempDir dir;
+  CommandResult eaten = run_parity(
+      {"run", "--onnxrt", "--load-outputs", saved(dir, "a.json", 1), example("identity.onnx")});
+  EXPECT_EQ(eaten.exit_code, 2) << eaten.output;
+  EXPECT_TRUE(has(eaten, "Note: --load-outputs took '" + example("identity.onnx") +
+                             "'; give the model before the flags that take several values"))
+      << eaten.output;
 }
 
 TEST(CliVerdict, OneSavedFileHasNothingToBeComparedWith) {

@@ -162,10 +162,14 @@ TEST(OrtVersionRange, SuitePassesOnOnnxRuntime1_17) {
       "libonnxruntime.so.1.17.0");
   ASSERT_TRUE(fs::exists(lib)) << lib << " is missing: run "
                                << "scripts/install-onnxruntime.sh 1.17.0 deps/onnxruntime-1.17.0";
-  auto result = run_command("PARITY_ORT_LIB='" + lib + "' PARITY_ORT_TEST_EXPECT_VERSION=1.17.0 '" +
-                            self_executable() + "' --gtest_brief=1");
+  // Left out: the checks of what ONNX Runtime 1.30 itself does (the departures page) and of the
+  // opset 23-24 ops, which 1.17 predates. Nothing in the child may skip itself.
+  auto result = run_command(
+      "PARITY_ORT_LIB='" + lib + "' PARITY_ORT_TEST_EXPECT_VERSION=1.17.0 '" + self_executable() +
+      "' --gtest_brief=1 '--gtest_filter=-OrtDepartures.*:OrtOpset23Differential.*'");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("[  PASSED  ]"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("SKIPPED"), std::string::npos) << result.output;
 }
 
 }  // namespace

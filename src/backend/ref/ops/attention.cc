@@ -29,19 +29,6 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// A tensor's values in double (any floating type).
-std::vector<double> float_values(const Tensor& t, std::string_view what) {
-  return dispatch<FloatTypes>(
-      t.dtype(),
-      [&]<typename T>() {
-        std::vector<double> v(static_cast<size_t>(t.numel()));
-        const T* p = t.data<T>();
-        for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(p[i]);
-        return v;
-      },
-      what);
-}
-
 Tensor tensor_of(DataType dtype, const Shape& shape, const std::vector<double>& v) {
   return dispatch<FloatTypes>(dtype, [&]<typename T>() {
     Tensor t = uninitialized_tensor(dtype, shape);
@@ -230,7 +217,7 @@ class Attention : public Kernel {
     Heads h;
     const Shape& s = t.shape();
     h.batch = s[0];
-    std::vector<double> values = float_values(t, fmt::format("input {}", what));
+    std::vector<double> values = read_doubles(t, fmt::format("input {}", what));
     if (t.rank() == 4) {
       h.heads = s[1], h.seq = s[2], h.size = s[3];
       h.v = std::move(values);
@@ -257,7 +244,7 @@ class Attention : public Kernel {
     if (t.rank() != 4 || s[0] != like.batch || s[1] != like.heads || s[3] != like.size)
       ctx.fail("input {} is {}; it must be (batch {}, heads {}, past length, head size {})", what,
                shape_str(s), like.batch, like.heads, like.size);
-    Heads h{s[0], s[1], s[2], s[3], float_values(t, fmt::format("input {}", what))};
+    Heads h{s[0], s[1], s[2], s[3], read_doubles(t, fmt::format("input {}", what))};
     return h;
   }
 
@@ -294,7 +281,7 @@ class Attention : public Kernel {
       mv.resize(static_cast<size_t>(mask->numel()));
       for (size_t i = 0; i < mv.size(); ++i) mv[i] = p[i] ? 0.0 : kNegInf;
     } else {
-      mv = float_values(*mask, "input attn_mask");
+      mv = read_doubles(*mask, "input attn_mask");
     }
     Shape padded = ms;
     padded.back() = total;

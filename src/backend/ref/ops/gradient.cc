@@ -26,17 +26,7 @@ struct Real {
   std::vector<double> v;
 };
 
-Real real_of(const Tensor& t, std::string_view what) {
-  return dispatch<FloatTypes>(
-      t.dtype(),
-      [&]<typename T>() {
-        Real r{t.shape(), std::vector<double>(static_cast<size_t>(t.numel()))};
-        const T* p = t.data<T>();
-        for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = to_double(p[i]);
-        return r;
-      },
-      what);
-}
+Real real_of(const Tensor& t, std::string_view what) { return {t.shape(), read_doubles(t, what)}; }
 
 // c = f(a, b) with NumPy broadcasting.
 template <typename F>

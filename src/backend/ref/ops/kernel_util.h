@@ -130,6 +130,21 @@ inline double to_double(T v) {
   return static_cast<double>(widen(v));
 }
 
+// Every element of `t` as double, in order; an element type outside Types is an error naming
+// `what` ("input cos_cache").
+template <typename Types = FloatTypes>
+std::vector<double> read_doubles(const Tensor& t, std::string_view what) {
+  return dispatch<Types>(
+      t.dtype(),
+      [&]<typename T>() {
+        std::vector<double> v(static_cast<size_t>(t.numel()));
+        const T* p = t.data<T>();
+        for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(p[i]);
+        return v;
+      },
+      what);
+}
+
 // Converts a computed value to T, rounding once: floating types round to nearest even;
 // integers from integers wrap (two's complement, as NumPy's astype); integers from floating
 // values truncate toward zero, saturate at T's range, and NaN gives 0.

@@ -161,14 +161,7 @@ struct Geometry {
 };
 
 std::vector<double> doubles_of(const Tensor* t) {
-  std::vector<double> v;
-  if (!t) return v;
-  v.resize(static_cast<size_t>(t->numel()));
-  dispatch<RecurrentTypes>(t->dtype(), [&]<typename T>() {
-    const T* p = t->data<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(p[i]);
-  });
-  return v;
+  return t ? read_doubles<RecurrentTypes>(*t, "the input") : std::vector<double>{};
 }
 
 // row · x over one matrix row, in order.

@@ -10,18 +10,6 @@
 namespace parity::ref {
 namespace {
 
-std::vector<double> doubles_of(const Tensor& t, std::string_view what) {
-  return dispatch<FloatTypes>(
-      t.dtype(),
-      [&]<typename T>() {
-        std::vector<double> v(static_cast<size_t>(t.numel()));
-        const T* p = t.data<T>();
-        for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(p[i]);
-        return v;
-      },
-      what);
-}
-
 class RotaryEmbedding : public Kernel {
  public:
   explicit RotaryEmbedding(const OpContext& ctx)
@@ -90,8 +78,8 @@ class RotaryEmbedding : public Kernel {
                  shape_str(cos_cache.shape()), batch, seq, half);
       for (size_t i = 0; i < cache_row.size(); ++i) cache_row[i] = static_cast<int64_t>(i);
     }
-    const std::vector<double> cosv = doubles_of(cos_cache, "input cos_cache");
-    const std::vector<double> sinv = doubles_of(sin_cache, "input sin_cache");
+    const std::vector<double> cosv = read_doubles(cos_cache, "input cos_cache");
+    const std::vector<double> sinv = read_doubles(sin_cache, "input sin_cache");
     const bool four_d = x.rank() == 4;
     return {dispatch<FloatTypes>(
         x.dtype(),
