@@ -1,6 +1,7 @@
 // Comparator, compare functions, data loaders and post-processing. Python callables (a
 // generator of feeds, a custom compare function) are adapted to the C++ interfaces here, so
 // Comparator::run and compare_accuracy are the C++ ones whatever the user passes.
+#include "backend/subprocess_runner.h"
 #include "comparator/comparator.h"
 #include "core/logger.h"
 #include "io/json.h"
@@ -211,12 +212,24 @@ void bind_comparator(py::module_& m) {
   m.def(
       "comparator_run",
       [](const std::vector<std::shared_ptr<Runner>>& runners, py::object data_loader,
-         int64_t warm_up, const std::string& save_inputs_path, bool strict_inputs) {
+         int64_t warm_up, const std::string& save_inputs_path, bool strict_inputs,
+         bool use_subprocess, std::optional<double> subprocess_timeout) {
         FeedSource* borrowed = nullptr;
         std::unique_ptr<FeedSource> owned = feeds_from_object(std::move(data_loader), &borrowed);
         FeedSource& feeds = borrowed ? *borrowed : *owned;
+        // With use_subprocess each runner runs in a child process; as in Polygraphy, a runner
+        // that terminates prematurely raises.
+        std::vector<std::unique_ptr<SubprocessRunner>> isolated;
         std::vector<Runner*> raw;
-        for (const auto& r : runners) raw.push_back(r.get());
+        for (const auto& r : runners) {
+          if (use_subprocess) {
+            isolated.push_back(
+                std::make_unique<SubprocessRunner>(*r, SubprocessOptions{subprocess_timeout}));
+            raw.push_back(isolated.back().get());
+          } else {
+            raw.push_back(r.get());
+          }
+        }
         std::vector<TensorMap> used;
         RunOptions options;
         options.warm_up = warm_up;
@@ -234,7 +247,8 @@ void bind_comparator(py::module_& m) {
         return results;
       },
       py::arg("runners"), py::arg("data_loader"), py::arg("warm_up"), py::arg("save_inputs_path"),
-      py::arg("strict_inputs") = false);
+      py::arg("strict_inputs") = false, py::arg("use_subprocess") = false,
+      py::arg("subprocess_timeout") = py::none());
 
   m.def(
       "comparator_compare_accuracy",

@@ -60,6 +60,8 @@ CompareFunc ComparatorOptions::compare_func() const {
 ComparatorOptions ComparatorArgs::parse() const {
   ComparatorOptions o;
   o.warm_up = warm_up;
+  o.use_subprocess = use_subprocess || subprocess_timeout;
+  o.subprocess_timeout = subprocess_timeout;
   o.save_inputs = save_inputs;
   o.save_outputs = save_outputs;
   o.load_outputs = load_outputs;
@@ -116,6 +118,15 @@ void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
   const char* run = "Comparator Inference";
   app.add_option("--warm-up", args.warm_up, "Number of warm-up runs before timing inference")
       ->check(CLI::Range(0, 1 << 30))
+      ->group(run);
+  app.add_flag("--use-subprocess", args.use_subprocess,
+               "Run runners in isolated subprocesses: a runner whose backend crashes fails "
+               "with its own error and the others still compare. Cannot be used with a debugger")
+      ->group(run);
+  app.add_option("--subprocess-timeout", args.subprocess_timeout,
+                 "With --use-subprocess: seconds to wait for a runner's answer (its activation, "
+                 "one inference) before its process is killed and the runner fails")
+      ->check(CLI::PositiveNumber)
       ->group(run);
   app.add_option("--save-inputs,--save-input-data", args.save_inputs,
                  "Save the inference inputs (JSON, Polygraphy's format)")

@@ -20,6 +20,9 @@ namespace parity::cli {
 // What the comparator flags mean.
 struct ComparatorOptions {
   int64_t warm_up = 0;
+  // --use-subprocess: each runner in a child process (backend/subprocess_runner.h).
+  bool use_subprocess = false;
+  std::optional<double> subprocess_timeout;  // seconds per answer
   std::string save_inputs, save_outputs;
   std::vector<std::string> load_outputs;
   bool validate = false;
@@ -43,6 +46,8 @@ struct ComparatorOptions {
 
 struct ComparatorArgs {
   int64_t warm_up = 0;
+  bool use_subprocess = false;
+  std::optional<double> subprocess_timeout;
   std::string save_inputs;
   std::string save_outputs;
   std::vector<std::string> load_outputs;

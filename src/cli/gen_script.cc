@@ -23,6 +23,14 @@ namespace parity::cli {
 
 namespace {
 
+// Comparator.run's use_subprocess / subprocess_timeout arguments, when asked for.
+std::string subprocess_arguments(const ComparatorOptions& cmp) {
+  if (!cmp.use_subprocess) return "";
+  std::string out = ", use_subprocess=True";
+  if (cmp.subprocess_timeout) out += ", subprocess_timeout=" + py_float(*cmp.subprocess_timeout);
+  return out;
+}
+
 // A per-output value as Polygraphy's API takes it: a dict with "" as the default.
 template <typename T, typename F>
 std::string py_per_output(const PerOutput<T>& values, F&& literal) {
@@ -204,8 +212,9 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
 
   fmt::format_to(out,
                  "\n    # Runner execution\n    results = Comparator.run(runners, "
-                 "data_loader=data_loader, warm_up={}, save_inputs_path={}{})\n",
-                 cmp.warm_up, cmp.save_inputs.empty() ? "None" : py_str(cmp.save_inputs),
+                 "data_loader=data_loader, warm_up={}{}, save_inputs_path={}{})\n",
+                 cmp.warm_up, subprocess_arguments(cmp),
+                 cmp.save_inputs.empty() ? "None" : py_str(cmp.save_inputs),
                  args.data.strict_inputs ? ", strict_inputs=True" : "");
   if (!cmp.save_outputs.empty())
     fmt::format_to(out, "    save_json(results, {}, description='inference results')\n",

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include "backend/subprocess_runner.h"
 #include "cli/app.h"
 #include "cli/gen_script.h"
 #include "cli/limit_args.h"
@@ -56,6 +57,7 @@ std::string why_not_layerwise(const RunArgs& args, const std::vector<ConfiguredB
   if (cmp.top_k) return "--postprocess needs every output in memory";
   if (cmp.validate) return "--validate needs every output in memory";
   if (cmp.compare == "indices") return "--compare indices needs every output in memory";
+  if (cmp.use_subprocess) return "--use-subprocess runs each runner whole in its own process";
   return "";
 }
 
@@ -259,8 +261,13 @@ RunEnd run_command(const RunArgs& args) {
   ModelPtr loaded = backends.empty() ? nullptr : args.model.loader()();
   if (loaded) check_input_names(args, *loaded);
   std::vector<std::unique_ptr<Runner>> owned;
-  for (const ConfiguredBackend& b : backends)
-    owned.push_back(b.make_runner(Loader<ModelPtr>(loaded)));
+  for (const ConfiguredBackend& b : backends) {
+    std::unique_ptr<Runner> runner = b.make_runner(Loader<ModelPtr>(loaded));
+    if (cmp.use_subprocess)
+      runner = std::make_unique<SubprocessRunner>(std::move(runner),
+                                                  SubprocessOptions{cmp.subprocess_timeout});
+    owned.push_back(std::move(runner));
+  }
   std::vector<Runner*> runners;
   for (auto& r : owned) runners.push_back(r.get());
 
@@ -269,6 +276,8 @@ RunEnd run_command(const RunArgs& args) {
   run_options.warm_up = cmp.warm_up;
   run_options.strict_inputs = args.data.strict_inputs;
   if (!cmp.save_inputs.empty()) run_options.used_feeds = &used_feeds;
+  std::vector<std::string> failed_runners;
+  if (cmp.use_subprocess) run_options.failed_runners = &failed_runners;
   if (runners.empty())
     logger().warning("No runners have been selected. Inference will not be run!");
   RunResults results = Comparator::run(runners, *feeds, run_options);
@@ -302,6 +311,7 @@ RunEnd run_command(const RunArgs& args) {
     verdict = RunVerdict::inference_only(results);
   }
   if (cmp.validate) verdict->with_validation(Comparator::validate(results, true, true));
+  verdict->with_failed_runners(failed_runners);
   return RunEnd{verdict, std::nullopt, false};
 }
 

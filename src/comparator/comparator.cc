@@ -112,11 +112,24 @@ RunResults Comparator::run(const std::vector<Runner*>& runners, FeedSource& feed
         "results will be empty.");
   std::vector<TensorMap> cache;
   std::vector<std::string> names;
-  for (size_t i = 0; i < runners.size(); ++i) {
-    Runner& runner = *runners[i];
-    logger().start("{} | Activating and starting inference", pad_name(runner.name()));
-    results.add(run_one(runner, cache, i == 0, feeds, options), runner.name());
-    names.push_back(runner.name());
+  bool feeds_read = false;  // by the first runner that got as far as its input metadata
+  for (Runner* runner : runners) {
+    logger().start("{} | Activating and starting inference", pad_name(runner->name()));
+    if (!options.failed_runners) {
+      results.add(run_one(*runner, cache, names.empty(), feeds, options), runner->name());
+      names.push_back(runner->name());
+      continue;
+    }
+    try {
+      const bool first = !feeds_read;
+      std::vector<IterationResult> iterations = run_one(*runner, cache, first, feeds, options);
+      results.add(std::move(iterations), runner->name());
+      names.push_back(runner->name());
+    } catch (const std::exception& e) {
+      logger().error("{}", e.what());
+      options.failed_runners->push_back(runner->name());
+    }
+    feeds_read = feeds_read || !cache.empty() || !names.empty();
   }
   logger().verbose("Successfully ran: {}", format_name_list(names));
   return results;

@@ -22,6 +22,10 @@ struct RunOptions {
   // fit its inputs; by default feeds are fitted (renamed, cast, reshaped) with a warning, as
   // Polygraphy does (comparator/feed_coercion.h).
   bool strict_inputs = false;
+  // When set, a runner that fails (throws, or its process dies under --use-subprocess) is
+  // reported with its error and left out of the results, the other runners still run, and its
+  // name is added here; the caller must fail the run. When null, the first failure ends the run.
+  std::vector<std::string>* failed_runners = nullptr;
 };
 
 // Post-processing applied to every iteration result before comparing (e.g. top-K).

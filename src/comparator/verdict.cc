@@ -1,6 +1,7 @@
 #include "comparator/verdict.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace parity {
 
@@ -43,6 +44,16 @@ RunVerdict RunVerdict::nothing_compared(std::string why) {
 
 RunVerdict& RunVerdict::with_validation(bool passed) {
   passed_ = passed_ && passed;
+  return *this;
+}
+
+RunVerdict& RunVerdict::with_failed_runners(const std::vector<std::string>& names) {
+  if (names.empty()) return *this;
+  passed_ = false;
+  const std::string failed =
+      fmt::format("{} runner(s) failed and were left out of the comparison: {}", names.size(),
+                  fmt::join(names, ", "));
+  why_ = why_.empty() ? failed : why_ + "; " + failed;
   return *this;
 }
 

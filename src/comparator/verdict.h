@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "comparator/struct.h"
 
@@ -25,6 +26,8 @@ class RunVerdict {
 
   // --validate: the run passes only when the validation passes too.
   RunVerdict& with_validation(bool passed);
+  // Runners that failed and were left out (--use-subprocess): the run fails, naming them.
+  RunVerdict& with_failed_runners(const std::vector<std::string>& names);
 
   bool passed() const { return passed_; }
   // Why the run failed without a failing comparison ("" when a comparison decided).

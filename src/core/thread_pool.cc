@@ -1,5 +1,6 @@
 #include "core/thread_pool.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -16,9 +17,16 @@ namespace {
 
 class Pool {
  public:
+  // Never destroyed: workers may still wait on it while the process exits. A child made by
+  // fork() has none of the parent's workers, so it gets a fresh pool (the old one is left as it
+  // is: destroying it would join threads that do not exist in the child).
   static Pool& get() {
-    static Pool pool;
-    return pool;
+    static const bool registered = [] {
+      pthread_atfork(&Pool::before_fork, &Pool::after_fork_parent, &Pool::after_fork_child);
+      return true;
+    }();
+    (void)registered;
+    return *instance();
   }
 
   void set_threads(int n) {
@@ -62,9 +70,29 @@ class Pool {
     if (error_) std::rethrow_exception(error_);
   }
 
-  ~Pool() { stop_workers(); }
-
  private:
+  static Pool*& instance() {
+    static Pool* pool = new Pool;
+    return pool;
+  }
+  // No parallel region (and no worker holding the pool's lock) may be under way across fork().
+  static void before_fork() {
+    instance()->run_mutex_.lock();
+    instance()->mutex_.lock();
+  }
+  static void after_fork_parent() {
+    instance()->mutex_.unlock();
+    instance()->run_mutex_.unlock();
+  }
+  static void after_fork_child() {
+    Pool* old = instance();
+    old->mutex_.unlock();
+    old->run_mutex_.unlock();
+    Pool* fresh = new Pool;
+    fresh->requested_ = old->requested_;
+    instance() = fresh;
+  }
+
   void work() {
     for (;;) {
       int64_t c = next_.fetch_add(1);

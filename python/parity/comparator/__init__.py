@@ -101,10 +101,12 @@ class Comparator:
 
         Feeds are fitted to each runner's inputs (renamed, cast, reshaped) with Polygraphy's
         warnings; ``strict_inputs=True`` (Parity's own) feeds the first runner exactly what the
-        data loader gives, so a feed that does not fit is refused.
+        data loader gives, so a feed that does not fit is refused. ``use_subprocess=True`` runs
+        each runner in a child process (a crash raises that runner's error instead of killing
+        Python); ``subprocess_timeout`` (seconds) bounds each answer of the child.
+        ``subprocess_polling_interval`` is accepted for Polygraphy's signature and not needed:
+        the parent notices a dead child at once.
         """
-        if use_subprocess:
-            _unsupported("use_subprocess", use_subprocess)
         if not runners:
             G_LOGGER.warning(
                 "No runners were provided to Comparator.run(). Inference will not be run."
@@ -112,7 +114,8 @@ class Comparator:
             return RunResults()
         return _parity.comparator_run(
             [_cpp_runner(r) for r in runners], data_loader, int(warm_up or 0),
-            str(save_inputs_path or ""), bool(strict_inputs),
+            str(save_inputs_path or ""), bool(strict_inputs), bool(use_subprocess),
+            subprocess_timeout,
         )
 
     @staticmethod

@@ -4,7 +4,11 @@
 //   parity run m.onnx --pluginref --echo --plugins libparity_test_echo_backend.so
 //       --echo-option y=x --echo-option offset=0.5
 //
-// ("y=x": output y echoes input x; "offset=V": added to float inputs).
+// ("y=x": output y echoes input x; "offset=V": added to float inputs; "crash=segv|abort|exit|hang":
+// what infer does instead, to test --use-subprocess).
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -21,6 +25,7 @@ const ParityBackendApi* g_api = nullptr;
 struct Echo {
   std::vector<std::pair<std::string, std::string>> outputs;  // (output, input)
   float offset = 0;
+  std::string crash;
 };
 
 int echo_create(void*, const void* model, size_t model_size, const char*,
@@ -40,7 +45,9 @@ int echo_create(void*, const void* model, size_t model_size, const char*,
       delete echo;
       return PARITY_ERROR;
     }
-    if (option.substr(0, eq) == "offset")
+    if (option.substr(0, eq) == "crash")
+      echo->crash = option.substr(eq + 1);
+    else if (option.substr(0, eq) == "offset")
       echo->offset = std::strtof(option.c_str() + eq + 1, nullptr);
     else
       echo->outputs.emplace_back(option.substr(0, eq), option.substr(eq + 1));
@@ -52,6 +59,10 @@ int echo_create(void*, const void* model, size_t model_size, const char*,
 int echo_infer(void* runner, const ParityNamedTensor* inputs, size_t num_inputs,
                ParityBackendCall* call) {
   const Echo* echo = static_cast<const Echo*>(runner);
+  if (echo->crash == "segv") std::raise(SIGSEGV);
+  if (echo->crash == "abort") std::abort();
+  if (echo->crash == "exit") std::exit(3);
+  if (echo->crash == "hang") pause();
   for (const auto& [output, input] : echo->outputs) {
     const ParityNamedTensor* in = nullptr;
     for (size_t i = 0; i < num_inputs; ++i)

@@ -1,0 +1,46 @@
+"""Comparator.run(use_subprocess=True): each runner in a child process, the same results as in
+this process, and a runner whose process dies raises its own error instead of killing Python."""
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import parity
+from parity import ParityException
+from parity.backend.onnx import OnnxFromPath
+from parity.backend.onnxrt import OnnxrtRunner, SessionFromOnnx
+from parity.backend.pluginref import PluginRefRunner
+from parity.comparator import Comparator
+
+from test_python_ops import custom_op_model
+
+
+def test_results_equal_a_run_in_this_process(identity_model):
+    runners = [PluginRefRunner(OnnxFromPath(identity_model)),
+               OnnxrtRunner(SessionFromOnnx(identity_model))]
+    here = Comparator.run(runners, data_loader=None)
+    isolated = Comparator.run(runners, use_subprocess=True)
+    for name, iterations in here.items():
+        for a, b in zip(iterations, isolated[name]):
+            assert a.keys() == b.keys()
+            for key in a.keys():
+                assert np.array_equal(a[key], b[key])
+    assert Comparator.compare_accuracy(isolated)
+    # The runners themselves were only ever active in the children.
+    assert not any(r.is_active for r in runners)
+
+
+def test_a_crash_in_a_python_op_raises_that_runners_error(tmp_path):
+    @parity.register("Crashes", domain="test.python")
+    def crashes(attrs, x):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    model = custom_op_model(tmp_path, "Crashes", "test.python", ["x"])
+    runner = PluginRefRunner(OnnxFromPath(model), name="crashing")
+    feed = [{"x": np.ones((2, 3), dtype=np.float32)}]
+    with pytest.raises(ParityException) as info:
+        Comparator.run([runner], data_loader=feed, use_subprocess=True)
+    message = str(info.value)
+    assert "crashing | Terminated prematurely during inference" in message
+    assert "killed by signal 11 (Segmentation fault)" in message
