@@ -158,6 +158,7 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                  "#   {}\n"
                  "# Running it does what the command does and exits with the same status:\n"
                  "# 0 when everything passed, 1 when a comparison or validation failed.\n"
+                 "import os\n"
                  "import sys\n\n"
                  "import parity\n"
                  "from parity.backend.common import InvokeFromScript, invoke_from_script\n"
@@ -257,17 +258,26 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                    "check_nan=True) and success\n");
   fmt::format_to(out,
                  "    return 0 if success else 1\n\n\n"
+                 "def report_status(status):\n"
+                 "    # `parity run` passes only on a verdict this script wrote: one that ended\n"
+                 "    # early (os._exit, sys.exit in a data loader) writes none.\n"
+                 "    path = os.environ.get('{}')\n"
+                 "    if path:\n"
+                 "        with open(path, 'w') as f:\n"
+                 "            f.write(str(status))\n"
+                 "    return status\n\n\n"
                  "if __name__ == '__main__':\n"
                  "    # Errors end the run as they end `parity run`: reported once, status 1 (2\n"
                  "    # for a usage error).\n"
                  "    try:\n"
-                 "        sys.exit(main())\n"
+                 "        sys.exit(report_status(main()))\n"
                  "    except parity.ParityUsageError as err:\n"
                  "        G_LOGGER.log(str(err), G_LOGGER.CRITICAL)\n"
-                 "        sys.exit(2)\n"
+                 "        sys.exit(report_status(2))\n"
                  "    except parity.ParityException as err:\n"
                  "        G_LOGGER.log(str(err), G_LOGGER.CRITICAL)\n"
-                 "        sys.exit(1)\n");
+                 "        sys.exit(report_status(1))\n",
+                 kVerdictFileVariable);
   return s;
 }
 

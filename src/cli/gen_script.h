@@ -10,6 +10,10 @@
 
 namespace parity::cli {
 
+// When `parity run` runs the script itself, it names a file here; the script writes its exit
+// status there as its last act, so that a script that ended early cannot pass the run.
+inline constexpr const char* kVerdictFileVariable = "PARITY_VERDICT_FILE";
+
 // The script for these arguments, from the values every option group parsed (`cmp`, the
 // configured `backends`). `command` is quoted in the header comment.
 std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cmp,

@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "cli/app.h"
 #include "cli/gen_script.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/logger.h"
 #include "io/json.h"
 
@@ -49,13 +51,23 @@ std::string build_tree_python_path() {
 #endif
 }
 
-// Removes a file when it goes out of scope.
+// An empty temporary file, removed when this goes out of scope or the run is interrupted.
 struct TempFile {
-  std::string path;
+  explicit TempFile(const char* suffix) {
+    path = (fs::temp_directory_path() / (std::string("parity-run-XXXXXX") + suffix)).string();
+    const int fd = mkstemps(path.data(), static_cast<int>(std::strlen(suffix)));
+    if (fd < 0) fail("failed to create a temporary file {}: {}", path, std::strerror(errno));
+    close(fd);
+    guard.emplace(path.c_str());
+  }
   ~TempFile() {
     std::error_code ec;
-    if (!path.empty()) fs::remove(path, ec);
+    fs::remove(path, ec);
   }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  std::string path;
+  std::optional<TemporaryFileGuard> guard;
 };
 
 }  // namespace
@@ -106,13 +118,12 @@ int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
   }
   const std::string script = generate_run_script(args, cmp, backends, invoked_command());
 
-  TempFile file;
-  std::string pattern = (fs::temp_directory_path() / "parity-run-XXXXXX.py").string();
-  int fd = mkstemps(pattern.data(), 3);
-  if (fd < 0) fail("failed to create a temporary script in {}: {}", pattern, std::strerror(errno));
-  close(fd);
-  file.path = pattern;
+  TempFile file(".py");
   io::write_file(file.path, script);
+  // The script writes its verdict here as its last act: a script that ends early (a data
+  // loader, Python op or compare function calling os._exit() or sys.exit()) writes none, and
+  // its exit status alone must not pass the run.
+  TempFile verdict(".verdict");
 
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e)
@@ -121,6 +132,7 @@ int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
   if (const char* old = std::getenv("PYTHONPATH"); old && *old)
     python_path = python_path.empty() ? old : python_path + ":" + old;
   if (!python_path.empty()) env_strings.push_back("PYTHONPATH=" + python_path);
+  env_strings.push_back(std::string(kVerdictFileVariable) + "=" + verdict.path);
   std::vector<char*> env;
   for (auto& s : env_strings) env.push_back(s.data());
   env.push_back(nullptr);
@@ -135,10 +147,31 @@ int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
     fail("failed to start Python with '{}': {}; install python3 or set PARITY_PYTHON", python,
          std::strerror(err));
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) fail("failed to wait for Python: {}", std::strerror(errno));
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  fail("failed to run the script: Python was killed by signal {}", WTERMSIG(status));
+  {
+    ChildProcessGuard child(pid);  // Ctrl-C to parity stops the script too
+    while (waitpid(pid, &status, 0) < 0)
+      if (errno != EINTR) fail("failed to wait for Python: {}", std::strerror(errno));
+  }
+  if (!WIFEXITED(status))
+    fail("failed to run the script: Python was killed by signal {} ({})", WTERMSIG(status),
+         strsignal(WTERMSIG(status)));
+  const int exit_status = WEXITSTATUS(status);
+  std::string reported;
+  try {
+    reported = io::read_file(verdict.path);
+  } catch (const Error&) {
+  }
+  if (reported.empty()) {
+    logger().error(
+        "The run's Python script exited with status {} before it reached a verdict: a data "
+        "loader, compare function or Python op ended the process (os._exit() or sys.exit()?). "
+        "Nothing was compared to the end, so the run fails",
+        exit_status);
+    return 1;
+  }
+  // Passing needs both: the verdict written by the script and a clean exit after it.
+  if (reported == "0" && exit_status == 0) return 0;
+  return exit_status == 0 ? 1 : exit_status;
 }
 
 }  // namespace parity::cli

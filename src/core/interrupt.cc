@@ -13,14 +13,17 @@ namespace {
 constexpr int kSlots = 16;
 // Read by the signal handler: plain pointers published atomically.
 std::atomic<const char*> g_temporary[kSlots];
+std::atomic<int> g_children[kSlots];  // 0: free
 
 void write_stderr(const char* s) {
   ssize_t ignored = ::write(STDERR_FILENO, s, std::strlen(s));
   (void)ignored;
 }
 
-// Only async-signal-safe calls: unlink, write, signal, raise.
+// Only async-signal-safe calls: kill, unlink, write, signal, raise.
 void on_signal(int sig) {
+  for (auto& slot : g_children)
+    if (const int pid = slot.load(); pid > 0) ::kill(pid, SIGKILL);
   for (auto& slot : g_temporary)
     if (const char* p = slot.load()) ::unlink(p);
   write_stderr(sig == SIGINT ? "\n[!] Interrupted (SIGINT): the run stopped; no output file was "
@@ -58,6 +61,20 @@ TemporaryFileGuard::TemporaryFileGuard(const char* path) {
 
 TemporaryFileGuard::~TemporaryFileGuard() {
   if (slot_ >= 0) g_temporary[slot_].store(nullptr);
+}
+
+ChildProcessGuard::ChildProcessGuard(int pid) {
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (g_children[i].compare_exchange_strong(expected, pid)) {
+      slot_ = i;
+      return;
+    }
+  }
+}
+
+ChildProcessGuard::~ChildProcessGuard() {
+  if (slot_ >= 0) g_children[slot_].store(0);
 }
 
 }  // namespace parity

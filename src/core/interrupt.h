@@ -22,4 +22,18 @@ class TemporaryFileGuard {
   int slot_ = -1;
 };
 
+// While alive, the process `pid` (a child this process started: the run's Python script) is
+// killed with SIGKILL if this process is interrupted, so that nothing goes on writing output
+// after the user stopped the run.
+class ChildProcessGuard {
+ public:
+  explicit ChildProcessGuard(int pid);
+  ~ChildProcessGuard();
+  ChildProcessGuard(const ChildProcessGuard&) = delete;
+  ChildProcessGuard& operator=(const ChildProcessGuard&) = delete;
+
+ private:
+  int slot_ = -1;
+};
+
 }  // namespace parity

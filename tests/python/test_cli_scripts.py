@@ -108,7 +108,8 @@ def test_gen_script_to_stdout_and_bad_values(tmp_path):
     assert "PluginRefRunner(model)" in out.stdout
     # The script is printed between the command's own log lines.
     start = out.stdout.index("#!/usr/bin/env python3")
-    script = out.stdout[start:out.stdout.rindex("sys.exit(1)\n") + len("sys.exit(1)\n")]
+    end = "sys.exit(report_status(1))\n"
+    script = out.stdout[start:out.stdout.rindex(end) + len(end)]
     compile(script, "generated", "exec")
     bad = run_cli("run", TINY_CNN, "--pluginref", "--atol", "abc", "--gen-script", "-",
                   cwd=tmp_path)

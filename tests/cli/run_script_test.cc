@@ -1,0 +1,74 @@
+// `parity run` with a Python script (--data-loader-script, --compare-func-script) runs the
+// generated script in Python: only a verdict the script itself wrote can pass the run, and
+// stopping parity stops the script.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/test_util.h"
+
+namespace parity::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+CommandResult run_with_loader(const TempDir& dir, const std::string& body) {
+  write_text(dir.file("loader.py"),
+             "import os, sys, time\n"
+             "import numpy as np\n"
+             "def load_data():\n" +
+                 body + "    yield {'x': np.ones((1, 1, 2, 2), dtype=np.float32)}\n");
+  return run_parity({"run", source_path("examples/identity.onnx"), "--pluginref",
+                     "--data-loader-script", dir.file("loader.py")});
+}
+
+TEST(RunScript, AScriptThatEndsItselfNeverPasses) {
+  TempDir dir;
+  // os._exit(0): exit status 0, and nothing was compared.
+  const CommandResult quiet = run_with_loader(dir, "    os._exit(0)\n");
+  EXPECT_EQ(quiet.exit_code, 1) << quiet.output;
+  EXPECT_NE(quiet.output.find("exited with status 0 before it reached a verdict"),
+            std::string::npos)
+      << quiet.output;
+  EXPECT_EQ(quiet.output.find("PASSED"), std::string::npos) << quiet.output;
+
+  // sys.exit(3): Parity's own status (1), not the script's.
+  const CommandResult three = run_with_loader(dir, "    sys.exit(3)\n");
+  EXPECT_EQ(three.exit_code, 1) << three.output;
+  EXPECT_NE(three.output.find("exited with status 3 before it reached a verdict"),
+            std::string::npos)
+      << three.output;
+
+  // The same loader without the exit passes.
+  const CommandResult fine = run_with_loader(dir, "");
+  EXPECT_EQ(fine.exit_code, 0) << fine.output;
+  EXPECT_NE(fine.output.find("PASSED | Runtime:"), std::string::npos) << fine.output;
+}
+
+TEST(RunScript, InterruptingParityStopsItsScriptAndLeavesNoTemporaryFile) {
+  TempDir dir;
+  const std::string tmp = dir.file("tmp");
+  fs::create_directory(tmp);
+  write_text(dir.file("loader.py"),
+             "import time\n"
+             "import numpy as np\n"
+             "def load_data():\n"
+             "    time.sleep(4)\n"
+             "    open(" +
+                 std::string("'") + dir.file("late.txt") +
+                 "', 'w').write('still running')\n"
+                 "    yield {'x': np.ones((1, 1, 2, 2), dtype=np.float32)}\n");
+  const CommandResult r = run_command(
+      "( TMPDIR='" + tmp + "' '" PARITY_CLI "' run '" + source_path("examples/identity.onnx") +
+      "' --pluginref --data-loader-script '" + dir.file("loader.py") + "' --save-outputs '" +
+      dir.file("out.json") +
+      "' & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo \"status=$?\"; sleep 4 ) 2>&1");
+  EXPECT_NE(r.output.find("status=130"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Interrupted (SIGINT)"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("late.txt"))) << "the script went on after parity stopped";
+  EXPECT_FALSE(fs::exists(dir.file("out.json")));
+  EXPECT_TRUE(fs::is_empty(tmp)) << "a temporary script was left in " << tmp;
+}
+
+}  // namespace
+}  // namespace parity::testing
