@@ -180,7 +180,8 @@ void bind_python_ops(py::module_& m) {
             domain, op_type, since_version, until,
             [ref_fn, op_type](const ref::OpContext& ctx) -> std::unique_ptr<ref::Kernel> {
               return std::make_unique<PythonKernel>(ctx, ref_fn, op_type);
-            }});
+            },
+            "a Python op"});
       },
       py::arg("op_type"), py::arg("domain"), py::arg("since_version"), py::arg("until_version"),
       py::arg("fn"));

@@ -11,6 +11,7 @@
 #include "backend/plugin_api.h"
 #include "backend/plugins.h"
 #include "backend/registry.h"
+#include "core/activity.h"
 #include "core/logger.h"
 #include "core/py_format.h"
 #include "onnx/model_io.h"
@@ -64,6 +65,7 @@ class PluginBackendRunner : public Runner {
     } catch (...) {
       call.error = "it threw a C++ exception";
     }
+    if (activity_watched()) note_activity("");
     if (status != PARITY_OK) {
       state_ = nullptr;
       fail("{}", call_failure("create a runner", *backend_, status, call));
@@ -95,6 +97,9 @@ class PluginBackendRunner : public Runner {
     ParityBackendCall call;
     call.outputs = &produced;
     int status = PARITY_ERROR;
+    if (activity_watched())
+      note_activity(fmt::format("inference in backend '{}' of plugin library {}", backend_->name,
+                                backend_->path));
     try {
       status = backend_->def.infer(state_, inputs.data(), inputs.size(), &call);
     } catch (...) {

@@ -1,6 +1,7 @@
 #include "backend/subprocess_runner.h"
 
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/activity.h"
 #include "core/error.h"
 #include "core/logger.h"
 
@@ -258,9 +260,17 @@ SubprocessRunner::~SubprocessRunner() {
     ::kill(child_, SIGKILL);
     reap();
   }
+  if (activity_) ::munmap(activity_, kActivityBytes);
 }
 
 void SubprocessRunner::activate_impl() {
+  // Shared with the child, which notes there the node it is running (core/activity.h).
+  if (!activity_) {
+    void* page =
+        ::mmap(nullptr, kActivityBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED) activity_ = static_cast<char*>(page);
+  }
+  if (activity_) activity_[0] = '\0';
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
     fail("Could not start a process for runner {}: socketpair failed ({})", name(),
@@ -279,6 +289,7 @@ void SubprocessRunner::activate_impl() {
     // The child must not outlive the parent (a killed or interrupted run).
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(1);
+    watch_activity(activity_, activity_ ? kActivityBytes : 0);
     serve(*inner_, fds[1]);
   }
   ::close(fds[1]);
@@ -349,6 +360,7 @@ void SubprocessRunner::child_died(const char* doing, const std::string& detail) 
   }
   reap();
   if (how.empty()) how = "its process stopped answering";
+  if (activity_ && activity_[0]) how += fmt::format(" while running {}", activity_);
   throw Error(fmt::format(
       "{} | Terminated prematurely during {}: {}. The backend (or a plugin it loaded) crashed; "
       "the other runners are not affected. Run it without --use-subprocess under a debugger to "

@@ -54,6 +54,8 @@ class SubprocessRunner final : public Runner {
   SubprocessOptions options_;
   pid_t child_ = -1;
   int socket_ = -1;
+  static constexpr size_t kActivityBytes = 4096;
+  char* activity_ = nullptr;  // shared with the child: what it is running
 };
 
 }  // namespace parity

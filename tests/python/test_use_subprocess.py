@@ -44,3 +44,5 @@ def test_a_crash_in_a_python_op_raises_that_runners_error(tmp_path):
     message = str(info.value)
     assert "crashing | Terminated prematurely during inference" in message
     assert "killed by signal 11 (Segmentation fault)" in message
+    # The node and where its kernel came from.
+    assert "while running node 'my_node' (Crashes, domain test.python) from a Python op" in message

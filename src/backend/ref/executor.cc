@@ -1,5 +1,7 @@
 #include "backend/ref/executor.h"
 
+#include "core/activity.h"
+
 #include <new>
 #include <set>
 
@@ -89,6 +91,8 @@ struct PreparedStep {
   // by every run instead of running the kernel again.
   bool folded = false;
   Outputs folded_outputs;
+  // "node 'Conv_3' (Conv)" and the kernel's origin, noted while the kernel runs (core/activity.h).
+  std::string activity;
 };
 
 struct ExecutionPlan {
@@ -267,6 +271,9 @@ void Executor::prepare_step(ExecutionPlan& plan, const ir::Node& node) {
         node.op_type, fmt::join(registry.nearest(node.op_type), ", "), node.name);
   }
   KernelFactory factory = entry->factory;
+  step.activity = fmt::format("node '{}' ({}{}){}", node.name, node.op_type,
+                              node.domain.empty() ? "" : ", domain " + node.domain,
+                              entry->origin.empty() ? "" : " from " + entry->origin);
   OpContext ctx(node, opset, *plan.graph);
   ctx.set_folded(&plan.folded_tensors);
   step.kernel = with_prefix(prepare_error_prefix(node), [&] { return factory(ctx); });
@@ -348,10 +355,12 @@ void Executor::execute(const ExecutionPlan& plan, Frame& frame, const std::vecto
     } else {
       for (const auto& ref : step.inputs) inputs.push_back(fetch(frame, ref));
       RunContext ctx(node, this, &frame);
+      if (activity_watched()) note_activity(step.activity);
       outputs = with_prefix(run_error_prefix(node), [&] {
         if (const AllocationScope* scope = current_allocation_scope()) scope->check_time();
         return step.kernel->run(inputs, ctx);
       });
+      if (activity_watched()) note_activity("");
     }
     inputs.clear();  // drop this step's references, so released values are freed below
     if (outputs.size() != step.outputs.size())

@@ -379,7 +379,8 @@ PluginInfo load_plugin(const std::string& path) {
     registry.add(KernelEntry{op->domain, op->op_type, op->def.since_version, op->def.until_version,
                              [op](const OpContext& ctx) -> std::unique_ptr<Kernel> {
                                return std::make_unique<PluginKernel>(ctx, op);
-                             }});
+                             },
+                             fmt::format("plugin library {}", path)});
     info.ops.push_back(
         fmt::format("{}::{}", op->domain.empty() ? "ai.onnx" : op->domain, op->op_type));
   }

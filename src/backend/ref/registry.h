@@ -16,6 +16,9 @@ struct KernelEntry {
   int64_t since = 1;
   int64_t until = kOpsetMax;
   KernelFactory factory;
+  // Where the kernel comes from, for messages about a crash inside it: "" for Parity's own,
+  // "plugin library <path>", "Python op".
+  std::string origin;
 };
 
 class Registry {
