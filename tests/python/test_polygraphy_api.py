@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+import onnx.mapping
 from onnx import TensorProto, helper
 
 import parity
@@ -97,7 +98,7 @@ def test_datatype_onnx_values_match_onnx():
         value = getattr(TensorProto, name)
         entry = DataType.from_dtype(value, source_module="onnx")
         assert entry.onnx() == value
-        assert entry.numpy() == helper.tensor_dtype_to_np_dtype(value)
+        assert entry.numpy() == onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[value]
     assert DataType.from_dtype(TensorProto.BFLOAT16) is DataType.BFLOAT16
     assert DataType.from_dtype(TensorProto.STRING) is DataType.STRING
 

@@ -82,7 +82,8 @@ def test_every_fixture_is_polygraphys_own_script():
 def test_ported_script_passes(workdir, name):
     result = run_ported(name, workdir)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "PASSED" in result.stdout, result.stdout
+    summaries = [line for line in result.stdout.splitlines() if "Accuracy Summary" in line]
+    assert len(summaries) == 1 and summaries[0].endswith("Pass Rate: 100.0%"), result.stdout
 
 
 def test_ported_script_saves_inputs_and_outputs_that_load_back(workdir):
@@ -130,4 +131,6 @@ def test_ported_script_loads_outputs_and_fails_on_different_values(workdir):
     result = run_ported("load_outputs", workdir)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAILED" in result.stdout
-    assert "PolygraphyException: FAILED" in result.stderr  # the script's own raise
+    # The script's own `raise PolygraphyException('FAILED')`.
+    assert "raise PolygraphyException('FAILED')" in result.stderr
+    assert result.stderr.rstrip().endswith("ParityException: FAILED"), result.stderr
