@@ -106,6 +106,39 @@ TEST(CliModelScript, FuncExtendAroundALoaderAndMarkAll) {
   EXPECT_NE(r.output.find("PASSED"), std::string::npos) << r.output;
 }
 
+TEST(CliModelScript, WithADataLoaderScriptTheRunsScriptLoadsTheModelScript) {
+  // A run that needs Python runs as its generated script, which loads the model the same way.
+  TempDir dir;
+  const std::string script = dir.file("build.py"), data = dir.file("data.py");
+  write_text(script, kBuildScript);
+  write_text(data,
+             "import numpy as np\n\ndef load_data():\n"
+             "    yield {'x': np.full((2, 3), 2.0, dtype=np.float32)}\n");
+  auto gen = run_parity({"run", script + ":make", "--pluginref", "--onnxrt", "--data-loader-script",
+                         data, "--gen-script", "-"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  EXPECT_NE(gen.output.find("load_model = ModelFromScript('" + script + "', name='make')"),
+            std::string::npos)
+      << gen.output;
+  const std::string outputs = dir.file("out.json");
+  auto r = run_parity({"run", script + ":make", "--pluginref", "--onnxrt", "--data-loader-script",
+                       data, "--save-outputs", outputs});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto check = run_python(
+      "import base64, io, json\nimport numpy as np\n"
+      "lst = json.load(open('" +
+      outputs +
+      "'))['lst']\n"
+      "for name, its in lst:\n"
+      "    y = its[0]['outputs']['y']\n"
+      "    y = y['values'] if 'values' in y else y\n"
+      "    y = np.load(io.BytesIO(base64.b64decode(y['array'])))\n"
+      "    assert np.array_equal(y, np.full((2, 3), 3.0, dtype=np.float32)), name\n"
+      "print('checked', len(lst))\n");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("checked 2"), std::string::npos) << check.output;
+}
+
 TEST(CliModelScript, ModelTypeChoices) {
   auto engine =
       run_parity({"run", example("tiny_cnn.onnx"), "--model-type", "engine", "--pluginref"});

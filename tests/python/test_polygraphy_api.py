@@ -318,7 +318,9 @@ def test_data_loader_int_and_float_ranges_equal_val_range(tmp_path):
     assert ranged["i"].min() >= 2 and ranged["i"].max() <= 9
     assert ranged["x"].min() >= -3 and ranged["x"].max() <= -1
     # Only float_range given: integers keep val_range.
-    only_float = feeds(DataLoader(float_range=(5.0, 6.0), val_range={"i": (0, 1), "": (0, 1)}))
+    with pytest.warns(DeprecationWarning, match="float_range"):
+        only_float = feeds(DataLoader(float_range=(5.0, 6.0),
+                                      val_range={"i": (0, 1), "": (0, 1)}))
     assert only_float["i"].max() <= 1 and only_float["x"].min() >= 5
     # The generated values are NumPy's: RandomState(1), as Polygraphy's loader draws them.
     rng = np.random.RandomState(1)
@@ -386,3 +388,24 @@ def test_logger_indent_and_verbosity_print_polygraphys_lines():
     with open(os.path.join(FIXTURES, "polygraphy_api_fixtures.txt")) as f:
         expected = f.read()
     assert out.returncode == 0 and out.stdout == expected, out.stdout
+
+
+# ---- model scripts (--model-type onnx-script) from Python -------------------------------------
+
+
+def test_model_from_script_takes_a_model_proto_or_a_loader(tmp_path, identity_model):
+    from parity.backend.common import ModelFromScript
+
+    script = tmp_path / "models.py"
+    script.write_text(
+        "import onnx\nfrom parity.backend.onnx import OnnxFromPath\n\n"
+        f"def proto():\n    return onnx.load({str(identity_model)!r})\n\n"
+        f"def loader():\n    return OnnxFromPath({str(identity_model)!r})\n\n"
+        "def wrong():\n    return 'model.onnx'\n"
+    )
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+    for name in ("proto", "loader"):
+        with PluginRefRunner(ModelFromScript(str(script), name)) as runner:
+            assert np.array_equal(runner.infer({"x": x})["y"], x)
+    with pytest.raises(PolygraphyException, match="it returned str"):
+        ModelFromScript(str(script), "wrong")()
