@@ -1,6 +1,7 @@
 #include "cli/model_args.h"
 
 #include <filesystem>
+#include <memory>
 
 #include "core/error.h"
 #include "core/logger.h"
@@ -28,8 +29,8 @@ ModelPtr load_model_from_script(const ScriptRef& script, const onnx_io::LoadOpti
         "--model-type onnx-script",
         script.path);
   logger().info("Loading model: {} (function {})", script.path, script.function);
-  TempPath folder(make_temp_dir("parity-model"));
-  const std::string out = (fs::path(folder.path) / "model.onnx").string();
+  auto folder = std::make_unique<TempPath>(make_temp_dir("parity-model"));
+  const std::string out = (fs::path(folder->path) / "model.onnx").string();
   const int status = run_python({"-m", "parity._model_script", script.path, script.function, out});
   if (status != 0 || !fs::is_regular_file(out))
     fail(
@@ -37,10 +38,17 @@ ModelPtr load_model_from_script(const ScriptRef& script, const onnx_io::LoadOpti
         "(exit status {}, message above); its function must take no arguments and return an "
         "onnx.ModelProto or a Parity model",
         script.path, script.function, status);
-  // The file's tensors are mapped, so they outlive the folder's removal (Linux keeps unlinked
-  // mapped files until they are unmapped).
-  ModelPtr model = onnx_io::load_model(out, options);
-  model->path = script.path;
+  onnx_io::LoadOptions beside = options;
+  beside.external_data_dir.clear();  // the script's model has its data beside the file
+  ModelPtr model = onnx_io::load_model(out, beside);
+  if (!fs::exists(out + ".data")) {
+    model->path = script.path;  // what the model is, for messages; the folder goes now
+    return model;
+  }
+  // A model of 2 GiB or more came with its tensors in model.onnx.data, which backends (ONNX
+  // Runtime) read beside the model's path: the folder stays until the command exits.
+  static std::vector<std::unique_ptr<TempPath>> kept_folders;
+  kept_folders.push_back(std::move(folder));
   return model;
 }
 

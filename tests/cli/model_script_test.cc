@@ -3,6 +3,7 @@
 // subcommand that takes a model (they all load it through cli/model_args).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "support/test_util.h"
@@ -137,6 +138,20 @@ TEST(CliModelScript, WithADataLoaderScriptTheRunsScriptLoadsTheModelScript) {
       "print('checked', len(lst))\n");
   EXPECT_EQ(check.exit_code, 0) << check.output;
   EXPECT_NE(check.output.find("checked 2"), std::string::npos) << check.output;
+}
+
+TEST(CliModelScript, AModelWrittenWithExternalDataRunsOnBothBackends) {
+  // As a model of 2 GiB or more is written: its tensors in model.onnx.data beside it (the
+  // limit lowered so that the example model takes that path).
+  TempDir dir;
+  const std::string script = dir.file("load.py");
+  write_text(script, "import onnx\n\ndef load_model():\n    return onnx.load('" +
+                         example("tiny_cnn.onnx") + "')\n");
+  setenv("PARITY_MODEL_SCRIPT_MAX_INLINE_BYTES", "0", 1);
+  auto r = run_parity({"run", script, "--pluginref", "--onnxrt"});
+  unsetenv("PARITY_MODEL_SCRIPT_MAX_INLINE_BYTES");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("PASSED"), std::string::npos) << r.output;
 }
 
 TEST(CliModelScript, ModelTypeChoices) {

@@ -55,8 +55,10 @@ def bytes_from_path(path):
     return BytesFromPath(path)()
 
 
-# ONNX's protobuf limit: a model this large keeps its tensors in a file beside it.
-_PROTOBUF_LIMIT = 2**31 - 1
+# ONNX's protobuf limit: a model this large keeps its tensors in a file beside it. The
+# environment variable lowers it (the tests write small models that way).
+def _max_inline_bytes():
+    return int(os.environ.get("PARITY_MODEL_SCRIPT_MAX_INLINE_BYTES", 2**31 - 1))
 
 
 def model_from_script(path, name, save_to=None):
@@ -92,13 +94,14 @@ def model_from_script(path, name, save_to=None):
         )
     if save_to is None:
         return _parity.onnx_from_bytes(model.SerializeToString())
-    if model.ByteSize() < _PROTOBUF_LIMIT:
+    if model.ByteSize() < _max_inline_bytes():
         with open(save_to, "wb") as f:
             f.write(model.SerializeToString())
     else:
         import onnx
 
         onnx.save_model(model, str(save_to), save_as_external_data=True,
+                        all_tensors_to_one_file=True, size_threshold=0,
                         location=os.path.basename(str(save_to)) + ".data")
     return None
 
