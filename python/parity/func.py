@@ -1,7 +1,9 @@
 """Polygraphy's ``func.extend``: reach what a loader builds without leaving the pipeline."""
+import copy
 import functools
 import inspect
 
+from parity import config
 from parity.logger import G_LOGGER
 
 
@@ -23,6 +25,9 @@ def extend(extend_func):
 
         model = load_model()
 
+    When the decorated function takes ``extend_func``'s parameters before its return values,
+    it gets both: ``@extend(x) def y(x_arg, x_ret)`` is called as ``y(x_arg, x(x_arg))``.
+
     A decorated function whose parameter count does not match the values it receives is an
     error naming both functions.
     """
@@ -37,6 +42,11 @@ def extend(extend_func):
                 ret = func()
             elif num_params == len(as_tuple):
                 ret = func(*as_tuple)
+            elif num_params == len(as_tuple) + len(args) + len(kwargs):
+                # `func` takes extend_func's own arguments first, then its return values: the
+                # return values go by name so that they come after **kwargs.
+                names = list(inspect.signature(func).parameters)[-len(as_tuple):]
+                ret = func(*args, **kwargs, **dict(zip(names, as_tuple)))
             else:
                 G_LOGGER.critical(
                     f"Function: {_name_of(func)} accepts {num_params} parameter(s), but needs to "
@@ -48,3 +58,28 @@ def extend(extend_func):
         return extended_func
 
     return extend_decorator
+
+
+def constantmethod(func):
+    """Marks a method that must not change its object. With internal correctness checks on
+    (POLYGRAPHY_INTERNAL_CORRECTNESS_CHECKS=1 or PARITY_INTERNAL_CORRECTNESS_CHECKS=1), a call
+    that changes the object's attributes raises PolygraphyInternalException; otherwise the
+    method is returned unchanged."""
+    if not config.INTERNAL_CORRECTNESS_CHECKS:
+        return func
+
+    @functools.wraps(func)
+    def checked(self, *args, **kwargs):
+        from parity.exception import PolygraphyInternalException
+
+        before = copy.copy(vars(self))
+        try:
+            return func(self, *args, **kwargs)
+        finally:
+            if vars(self) != before:
+                raise PolygraphyInternalException(
+                    f"{self} was mutated in a constant method! Note:\nOld state: {before}\n"
+                    f"New state: {vars(self)}"
+                )
+
+    return checked

@@ -1,6 +1,45 @@
 """The logger: Polygraphy's ``G_LOGGER`` over Parity's C++ logger (same severities, same lines)."""
+import enum
+
 from parity import _parity
 from parity._parity import ParityException
+
+
+class LogMode(enum.IntEnum):
+    """How often a message is shown: EACH time it is logged, or ONCE per process."""
+
+    EACH = 0
+    ONCE = 1
+
+
+class _Verbosity:
+    """`with G_LOGGER.verbosity(severity):` -- the severity for the block, then the old one."""
+
+    def __init__(self, logger, severity):
+        self.logger = logger
+        self.severity = severity
+
+    def __enter__(self):
+        self.old = self.logger.module_severity
+        self.logger.module_severity = self.severity
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.logger.module_severity = self.old
+
+
+class _Indent:
+    """`with G_LOGGER.indent(level):` -- every line of the block indented `level` more tabs."""
+
+    def __init__(self, level):
+        self._indent = _parity.LoggerIndent(int(level))
+
+    def __enter__(self):
+        self._indent.enter()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self._indent.exit()
 
 
 class Logger:
@@ -51,36 +90,63 @@ class Logger:
     def log_file(self, path):
         _parity.set_log_file(str(path))
 
-    def log(self, message, severity):
+    def log(self, message, severity, mode=LogMode.EACH, stack_depth=None, error_ok=False):
         if severity >= self.severity:
-            _parity.log(severity, message() if callable(message) else str(message))
+            text = message() if callable(message) else str(message)
+            if mode == LogMode.ONCE:
+                _parity.log_once(severity, text)
+            else:
+                _parity.log(severity, text)
 
-    def ultra_verbose(self, message):
-        self.log(message, self.ULTRA_VERBOSE)
+    def verbosity(self, severity=CRITICAL):
+        """A context manager: messages below `severity` (default CRITICAL: all) are hidden
+        for the duration of the `with` block."""
+        return _Verbosity(self, severity)
 
-    def super_verbose(self, message):
-        self.log(message, self.SUPER_VERBOSE)
+    def indent(self, level=1):
+        """A context manager: lines logged in the `with` block are indented `level` more
+        levels of 4 spaces."""
+        return _Indent(level)
 
-    def extra_verbose(self, message):
-        self.log(message, self.EXTRA_VERBOSE)
+    @property
+    def logging_indent(self):
+        return _parity.logger_indent()
 
-    def verbose(self, message):
-        self.log(message, self.VERBOSE)
+    def internal_error(self, message):
+        """An invariant of the calling code failed: raises PolygraphyInternalException when
+        internal correctness checks are on; otherwise does nothing, as in Polygraphy."""
+        from parity import config
+        from parity.exception import PolygraphyInternalException
 
-    def info(self, message):
-        self.log(message, self.INFO)
+        if config.INTERNAL_CORRECTNESS_CHECKS:
+            raise PolygraphyInternalException(message() if callable(message) else str(message))
 
-    def start(self, message):
-        self.log(message, self.START)
+    def ultra_verbose(self, message, mode=LogMode.EACH):
+        self.log(message, self.ULTRA_VERBOSE, mode)
 
-    def finish(self, message):
-        self.log(message, self.FINISH)
+    def super_verbose(self, message, mode=LogMode.EACH):
+        self.log(message, self.SUPER_VERBOSE, mode)
 
-    def warning(self, message):
-        self.log(message, self.WARNING)
+    def extra_verbose(self, message, mode=LogMode.EACH):
+        self.log(message, self.EXTRA_VERBOSE, mode)
 
-    def error(self, message):
-        self.log(message, self.ERROR)
+    def verbose(self, message, mode=LogMode.EACH):
+        self.log(message, self.VERBOSE, mode)
+
+    def info(self, message, mode=LogMode.EACH):
+        self.log(message, self.INFO, mode)
+
+    def start(self, message, mode=LogMode.EACH):
+        self.log(message, self.START, mode)
+
+    def finish(self, message, mode=LogMode.EACH):
+        self.log(message, self.FINISH, mode)
+
+    def warning(self, message, mode=LogMode.EACH):
+        self.log(message, self.WARNING, mode)
+
+    def error(self, message, mode=LogMode.EACH):
+        self.log(message, self.ERROR, mode)
 
     def critical(self, message):
         """Raises ParityException with the message (the caller reports it, as in Polygraphy)."""

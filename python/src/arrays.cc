@@ -97,6 +97,11 @@ std::optional<DataType> dtype_from_numpy(const py::dtype& d) {
 }
 
 DataType dtype_from_object(py::handle obj) {
+  // parity.datatype.DataType.FLOAT32 and the like carry their Parity name.
+  if (py::hasattr(obj, "_parity_dtype_name")) {
+    const std::string name = obj.attr("_parity_dtype_name").cast<std::string>();
+    if (auto t = dtype_from_name(name)) return *t;
+  }
   if (py::isinstance<py::str>(obj)) {
     const std::string name = obj.cast<std::string>();
     if (auto t = dtype_from_name(name)) return *t;

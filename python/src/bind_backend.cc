@@ -37,6 +37,94 @@ std::vector<std::string> value_names(const std::vector<ir::ValueInfo>& values) {
   return names;
 }
 
+// What a Python runner's get_input_metadata_impl() returns: a TensorMetadata, or any mapping
+// of name -> (dtype, shape) or an object with .dtype and .shape (Polygraphy's MetadataTuple).
+TensorMetadata metadata_from_object(py::handle obj, const std::string& runner) {
+  if (py::isinstance<TensorMetadata>(obj)) return obj.cast<TensorMetadata>();
+  if (!py::hasattr(obj, "items"))
+    fail(
+        "failed to read the input metadata of runner '{}': get_input_metadata_impl() returned "
+        "{}; return a TensorMetadata (parity.common) or a dict of name -> (dtype, shape)",
+        runner, std::string(py::str(py::type::of(obj).attr("__name__"))));
+  TensorMetadata meta;
+  for (py::handle item : obj.attr("items")()) {
+    auto kv = item.cast<py::tuple>();
+    py::object value = kv[1];
+    py::object dtype = py::none(), shape = py::none();
+    if (py::hasattr(value, "dtype") && py::hasattr(value, "shape")) {
+      dtype = value.attr("dtype");
+      shape = value.attr("shape");
+    } else {
+      auto pair = value.cast<py::sequence>();
+      dtype = pair[0];
+      shape = pair[1];
+    }
+    std::optional<DataType> t;
+    if (!dtype.is_none()) t = dtype_from_object(dtype);
+    std::optional<DimList> dims;
+    if (!shape.is_none()) dims = dims_from_object(shape);
+    meta.add(py::str(kv[0]), t, dims);
+  }
+  return meta;
+}
+
+// A runner written in Python: a subclass of parity.backend.base.BaseRunner that overrides
+// Polygraphy's hooks (activate_impl, get_input_metadata_impl, infer_impl, deactivate_impl).
+// The C++ runner contract calls them, so Comparator::run, feed checks and coercion treat it
+// as any other runner. The Python object is held weakly: it owns this runner, not the reverse.
+class PythonRunner : public Runner {
+ public:
+  PythonRunner(py::handle owner, std::string name, const std::string& prefix)
+      : Runner(std::move(name), prefix), owner_(make_py_ref(py::weakref(owner))) {}
+
+ protected:
+  void activate_impl() override {
+    py::gil_scoped_acquire gil;
+    owner().attr("activate_impl")();
+  }
+  void deactivate_impl() override {
+    py::gil_scoped_acquire gil;
+    owner().attr("deactivate_impl")();
+  }
+  TensorMetadata input_metadata_impl() override {
+    py::gil_scoped_acquire gil;
+    return metadata_from_object(owner().attr("get_input_metadata_impl")(), name());
+  }
+  TensorMap infer_impl(const TensorMap& feed) override {
+    py::gil_scoped_acquire gil;
+    py::object self = owner();
+    self.attr("inference_time") = py::none();
+    py::object outputs = self.attr("infer_impl")(dict_from_tensors(feed));
+    if (!py::hasattr(outputs, "items"))
+      fail(
+          "failed to run runner '{}': infer_impl() returned {}; return a dict of output name "
+          "-> NumPy array",
+          name(), std::string(py::str(py::type::of(outputs).attr("__name__"))));
+    // Copied, because a runner may reuse its output buffers (Polygraphy copies them too when
+    // more than one iteration is kept).
+    py::object numpy_array = py::module_::import("numpy").attr("array");
+    py::dict copies;
+    for (py::handle item : outputs.attr("items")()) {
+      auto kv = item.cast<py::tuple>();
+      copies[kv[0]] = numpy_array(kv[1], py::arg("copy") = true);
+    }
+    TensorMap out = tensors_from_dict(copies, fmt::format("output of runner '{}'", name()));
+    py::object seconds = self.attr("inference_time");
+    if (!seconds.is_none()) set_inference_time(seconds.cast<double>());
+    return out;
+  }
+
+ private:
+  py::object owner() const {
+    py::object self = (*owner_)();
+    if (self.is_none())
+      fail("failed to use Python runner '{}': its object was deleted while the runner was in use",
+           name());
+    return self;
+  }
+  PyRef owner_;
+};
+
 }  // namespace
 
 void bind_backend(py::module_& m) {
@@ -112,6 +200,14 @@ void bind_backend(py::module_& m) {
             return dict_from_tensors(outputs);
           },
           py::arg("feed_dict"), py::arg("check_inputs") = true);
+
+  m.def(
+      "make_python_runner",
+      [](py::handle owner, const std::string& name,
+         const std::string& prefix) -> std::shared_ptr<Runner> {
+        return std::make_shared<PythonRunner>(owner, name, prefix);
+      },
+      py::arg("owner"), py::arg("name") = "", py::arg("prefix") = "Runner");
 
   m.def(
       "make_pluginref_runner",

@@ -21,6 +21,12 @@ struct PostprocessFuncHandle {
   PostprocessFunc fn;
 };
 
+struct LoggerIndent {
+  explicit LoggerIndent(int l) : levels(l) {}
+  int levels;
+  std::optional<Logger::Indent> indent;
+};
+
 // Feeds from any Python iterable of dicts (a list, a generator, a user's data loader), read
 // lazily under the GIL.
 class PyFeedSource : public FeedSource {
@@ -65,8 +71,19 @@ CompareFunc compare_func_from_object(py::object obj) {
   };
 }
 
+// (min, max) of Polygraphy's int_range/float_range; None leaves the option unset.
+std::optional<std::pair<double, double>> range_pair(const char* what, py::handle r) {
+  if (r.is_none()) return std::nullopt;
+  auto t = r.cast<py::sequence>();
+  if (t.size() != 2)
+    fail_usage("failed to create a DataLoader with {}={}: give (min, max)", what,
+               std::string(py::repr(r)));
+  return std::pair<double, double>{t[0].cast<double>(), t[1].cast<double>()};
+}
+
 DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::object metadata,
-                                      py::object val_range) {
+                                      py::object val_range, py::object int_range,
+                                      py::object float_range) {
   DataLoaderOptions o;
   o.seed = seed;
   if (iterations < 1)
@@ -88,6 +105,8 @@ DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::obj
   } else if (!val_range.is_none()) {
     o.val_range[""] = range(val_range);
   }
+  o.int_range = range_pair("int_range", int_range);
+  o.float_range = range_pair("float_range", float_range);
   return o;
 }
 
@@ -196,12 +215,21 @@ void bind_comparator(py::module_& m) {
   py::class_<FeedSource>(m, "FeedSource");
   py::class_<DataLoader, FeedSource>(m, "DataLoader", "Generates Polygraphy's inputs bit for bit.")
       .def(py::init([](uint32_t seed, int64_t iterations, py::object input_metadata,
-                       py::object val_range) {
-             return DataLoader(data_loader_options(seed, iterations, input_metadata, val_range));
+                       py::object val_range, py::object int_range, py::object float_range) {
+             return DataLoader(data_loader_options(seed, iterations, input_metadata, val_range,
+                                                   int_range, float_range));
            }),
            py::arg("seed") = 1, py::arg("iterations") = 1, py::arg("input_metadata") = py::none(),
-           py::arg("val_range") = py::none())
+           py::arg("val_range") = py::none(), py::arg("int_range") = py::none(),
+           py::arg("float_range") = py::none())
       .def("set_input_metadata", &DataLoader::set_input_metadata)
+      .def_property(
+          "input_metadata",
+          [](const DataLoader& d) -> py::object {
+            const TensorMetadata* meta = d.input_metadata();
+            return meta ? py::cast(*meta) : py::none();
+          },
+          [](DataLoader& d, const TensorMetadata& meta) { d.set_input_metadata(meta); })
       .def("__len__", [](const DataLoader& d) { return *d.size(); })
       .def("__getitem__", [](DataLoader& d, size_t i) {
         std::optional<TensorMap> feed = d.get(i);
@@ -296,6 +324,15 @@ void bind_comparator(py::module_& m) {
   m.def("log", [](int severity, const std::string& message) {
     logger().log(static_cast<Severity>(severity), message);
   });
+  m.def("log_once", [](int severity, const std::string& message) {
+    logger().log_once(static_cast<Severity>(severity), message);
+  });
+  // G_LOGGER.indent(): an indentation that lasts from enter() to exit() (a `with` block).
+  py::class_<LoggerIndent>(m, "LoggerIndent")
+      .def(py::init<int>(), py::arg("levels") = 1)
+      .def("enter", [](LoggerIndent& self) { self.indent.emplace(self.levels); })
+      .def("exit", [](LoggerIndent& self) { self.indent.reset(); });
+  m.def("logger_indent", [] { return logger().indent(); });
   m.def("severity_from_count",
         [](int count) { return static_cast<int>(severity_from_count(count)); });
 }

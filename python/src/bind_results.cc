@@ -135,10 +135,22 @@ void bind_results(py::module_& m) {
              self.set(name, iteration_list_from_object(iterations));
            })
       .def("__contains__", &RunResults::contains)
-      .def("append",
-           [](RunResults& self, const std::string& name, py::handle iterations) {
-             self.append({name, iteration_list_from_object(iterations)});
-           })
+      // Polygraphy's RunResults is a list of (name, iterations) pairs: append((name, its));
+      // append(name, its) is accepted too.
+      .def(
+          "append",
+          [](RunResults& self, py::object first, py::object iterations) {
+            if (iterations.is_none()) {
+              auto pair = first.cast<py::sequence>();
+              if (py::isinstance<py::str>(first) || pair.size() != 2)
+                throw py::type_error(
+                    "RunResults.append() takes a (runner name, [IterationResult]) pair");
+              first = pair[0];
+              iterations = pair[1];
+            }
+            self.append({first.cast<std::string>(), iteration_list_from_object(iterations)});
+          },
+          py::arg("item"), py::arg("iterations") = py::none())
       .def("extend",
            [](RunResults& self, const RunResults& other) {
              for (const auto& entry : other) self.append(entry);
@@ -219,8 +231,25 @@ void bind_results(py::module_& m) {
              }
              throw py::key_error(key.first + " vs. " + key.second);
            })
-      .def("stats", &AccuracyResult::stats, py::arg("runner_pair"))
-      .def("percentage", &AccuracyResult::percentage, py::arg("runner_pair"));
+      // runner_pair defaults to the first pair compared, as in Polygraphy.
+      .def(
+          "stats",
+          [](const AccuracyResult& r, std::optional<AccuracyResult::Pair> pair) {
+            if (!pair) {
+              if (r.entries.empty())
+                throw py::key_error("AccuracyResult.stats(): nothing was compared");
+              pair = r.entries.front().first;
+            }
+            return r.stats(*pair);
+          },
+          py::arg("runner_pair") = py::none())
+      .def(
+          "percentage",
+          [](const AccuracyResult& r, std::optional<AccuracyResult::Pair> pair) {
+            if (r.entries.empty()) return 1.0;  // Polygraphy: no data in this result
+            return r.percentage(pair.value_or(r.entries.front().first));
+          },
+          py::arg("runner_pair") = py::none());
 
   // Input lists (--save-inputs / --load-inputs): a list of feed dicts.
   m.def("inputs_to_json", [](py::handle feeds) {

@@ -161,7 +161,8 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                  "import os\n"
                  "import sys\n\n"
                  "import parity\n"
-                 "from parity.backend.common import InvokeFromScript, invoke_from_script\n"
+                 "from parity.backend.common import InvokeFromScript, ModelFromScript, "
+                 "invoke_from_script\n"
                  "from parity.backend.onnx import ModifyOutputs, OnnxFromPath\n"
                  "{}"
                  "from parity.comparator import (Comparator, CompareFunc, DataLoader, "
@@ -185,11 +186,17 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
   for (const auto& plugin : args.plugins)
     fmt::format_to(out, "    parity.load_plugin({})\n", py_str(plugin));
 
-  fmt::format_to(out,
-                 "\n    # Loaders\n    load_model = OnnxFromPath({}, external_data_dir={}, "
-                 "ignore_external_data={})\n",
-                 py_str(args.model.model_file), py_str(args.model.external_data_dir),
-                 py_bool(args.model.ignore_external_data));
+  if (args.model.is_script()) {
+    const ScriptRef script = args.model.script();
+    fmt::format_to(out, "\n    # Loaders\n    load_model = ModelFromScript({}, name={})\n",
+                   py_str(script.path), py_str(script.function));
+  } else {
+    fmt::format_to(out,
+                   "\n    # Loaders\n    load_model = OnnxFromPath({}, external_data_dir={}, "
+                   "ignore_external_data={})\n",
+                   py_str(args.model.model_file), py_str(args.model.external_data_dir),
+                   py_bool(args.model.ignore_external_data));
+  }
   if (!args.model.onnx_outputs.empty() || !args.model.onnx_exclude_outputs.empty()) {
     std::string outputs = args.model.mark_all()             ? "MARK_ALL"
                           : args.model.onnx_outputs.empty() ? "None"

@@ -1,8 +1,58 @@
 #include "cli/model_args.h"
 
 #include <filesystem>
+#include <memory>
+
+#include "core/error.h"
+#include "core/logger.h"
+#include "core/names.h"
 
 namespace parity::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kDefaultModelFunction[] = "load_model";
+
+// Polygraphy's --model-type choices that need TensorFlow, TensorRT or Caffe.
+const std::vector<std::string> kOtherPolygraphyTypes = {
+    "frozen", "keras", "ckpt", "engine", "uff", "trt-network-script", "caffe"};
+const std::vector<std::string> kModelTypes = {"onnx", "onnx-script"};
+
+// Runs the script's function in Python (python -m parity._model_script), which writes the
+// model it returns as an ONNX file in a temporary folder, and loads that file.
+ModelPtr load_model_from_script(const ScriptRef& script, const onnx_io::LoadOptions& options) {
+  if (!fs::is_regular_file(script.path))
+    fail_usage(
+        "failed to load the model from script '{}': no such file; give script.py[:func] with "
+        "--model-type onnx-script",
+        script.path);
+  logger().info("Loading model: {} (function {})", script.path, script.function);
+  auto folder = std::make_unique<TempPath>(make_temp_dir("parity-model"));
+  const std::string out = (fs::path(folder->path) / "model.onnx").string();
+  const int status = run_python({"-m", "parity._model_script", script.path, script.function, out});
+  if (status != 0 || !fs::is_regular_file(out))
+    fail(
+        "failed to load the model from script '{}' with function '{}': the script failed "
+        "(exit status {}, message above); its function must take no arguments and return an "
+        "onnx.ModelProto or a Parity model",
+        script.path, script.function, status);
+  onnx_io::LoadOptions beside = options;
+  beside.external_data_dir.clear();  // the script's model has its data beside the file
+  ModelPtr model = onnx_io::load_model(out, beside);
+  if (!fs::exists(out + ".data")) {
+    model->path = script.path;  // what the model is, for messages; the folder goes now
+    return model;
+  }
+  // A model of 2 GiB or more came with its tensors in model.onnx.data, which backends (ONNX
+  // Runtime) read beside the model's path: the folder stays until the command exits.
+  static std::vector<std::unique_ptr<TempPath>> kept_folders;
+  kept_folders.push_back(std::move(folder));
+  return model;
+}
+
+}  // namespace
 
 bool ModelArgs::mark_all() const {
   return onnx_outputs.size() == 2 && onnx_outputs[0] == "mark" && onnx_outputs[1] == "all";
@@ -15,22 +65,58 @@ onnx_io::LoadOptions ModelArgs::load_options() const {
   return o;
 }
 
+std::string ModelArgs::type() const {
+  if (model_type.empty())
+    return fs::path(parse_script_ref(model_file, "").path).extension() == ".py" ? "onnx-script"
+                                                                                : "onnx";
+  if (std::find(kModelTypes.begin(), kModelTypes.end(), model_type) != kModelTypes.end())
+    return model_type;
+  if (std::find(kOtherPolygraphyTypes.begin(), kOtherPolygraphyTypes.end(), model_type) !=
+      kOtherPolygraphyTypes.end())
+    fail_usage(
+        "failed to use --model-type with value '{}': Parity runs ONNX models, without "
+        "TensorFlow or TensorRT; valid choices are onnx, onnx-script",
+        model_type);
+  fail_usage("failed to use --model-type with value '{}': unknown model type{}", model_type,
+             did_you_mean(model_type, kModelTypes));
+}
+
+ScriptRef ModelArgs::script() const { return parse_script_ref(model_file, kDefaultModelFunction); }
+
 std::string ModelArgs::path() const {
+  const std::string file = is_script() ? script().path : model_file;
   std::error_code ec;
-  const std::filesystem::path absolute = std::filesystem::absolute(model_file, ec);
-  return ec ? model_file : absolute.string();
+  const fs::path absolute = fs::absolute(file, ec);
+  return ec ? file : absolute.string();
 }
 
 Loader<ModelPtr> ModelArgs::loader(bool marked) const {
-  Loader<ModelPtr> model = OnnxFromPath(path(), load_options());
+  Loader<ModelPtr> model;
+  if (is_script()) {
+    model =
+        Loader<ModelPtr>([script = ScriptRef{path(), script().function}, options = load_options()] {
+          return load_model_from_script(script, options);
+        });
+  } else {
+    model = OnnxFromPath(path(), load_options());
+  }
   if (!marked || !marks_outputs()) return model;
   std::vector<std::string> names = mark_all() ? std::vector<std::string>{} : onnx_outputs;
   return ModifyOutputs(model, names, mark_all(), onnx_exclude_outputs);
 }
 
 void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool required) {
-  CLI::Option* model = app.add_option("model_file", args.model_file, "Path to the ONNX model");
+  CLI::Option* model = app.add_option(
+      "model_file", args.model_file,
+      "Path to the ONNX model, or a Python script (script.py[:func], default function "
+      "load_model) whose function returns an onnx.ModelProto");
   if (required) model->required();
+  app.add_option("--model-type", args.model_type,
+                 "The type of the model: 'onnx': ONNX model; 'onnx-script': a Python script "
+                 "whose function (default load_model; give another after a colon: "
+                 "script.py:my_func) takes no arguments and returns an onnx.ModelProto or a "
+                 "Parity model. Default: guessed from the extension (.py is a script)")
+      ->group("Model");
   app.add_option("--external-data-dir,--load-external-data,--ext", args.external_data_dir,
                  "Folder holding the model's external data. Defaults to the model's folder")
       ->group("Model");

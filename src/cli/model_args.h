@@ -1,5 +1,11 @@
 // The model option group (Polygraphy's ModelArgs and OnnxLoadArgs): the model file, its
-// external data, and the outputs to mark.
+// type, its external data, and the outputs to mark.
+//
+// A model is an ONNX file, or (--model-type onnx-script, guessed from a .py extension) a
+// Python script `script.py[:func]` whose function (default load_model) takes no arguments and
+// returns an onnx.ModelProto or a Parity model: the ONNX counterpart of Polygraphy's
+// --trt-network-script. Every subcommand gets its model from ModelArgs::loader(), so each one
+// that takes a model takes a script too.
 #pragma once
 
 #include <string>
@@ -7,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/python_process.h"
 #include "onnx/loaders.h"
 #include "onnx/model_io.h"
 
@@ -14,13 +21,21 @@ namespace parity::cli {
 
 struct ModelArgs {
   std::string model_file;
+  std::string model_type;  // --model-type; empty: guessed from the file's extension
   std::string external_data_dir;
   bool ignore_external_data = false;
   std::vector<std::string> onnx_outputs;  // names, or the two tokens "mark all"
   std::vector<std::string> onnx_exclude_outputs;
 
   bool mark_all() const;
-  // The model file as an absolute path, as Polygraphy's tools name it ("Loading model: ...").
+  // "onnx" or "onnx-script": --model-type, else guessed (".py" is a script). UsageError for
+  // a type Parity cannot load (Polygraphy's TensorFlow and TensorRT types).
+  std::string type() const;
+  bool is_script() const { return type() == "onnx-script"; }
+  // The script and its function, for an onnx-script model.
+  ScriptRef script() const;
+  // The model file (a script's file, without ":func") as an absolute path, as Polygraphy's
+  // tools name it ("Loading model: ...").
   std::string path() const;
   // Whether outputs are marked or unmarked (--onnx-outputs / --onnx-exclude-outputs).
   bool marks_outputs() const { return !onnx_outputs.empty() || !onnx_exclude_outputs.empty(); }

@@ -1,83 +1,18 @@
 #include "cli/scripts.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cctype>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <optional>
 
 #include "cli/app.h"
 #include "cli/gen_script.h"
+#include "cli/python_process.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/logger.h"
 #include "io/json.h"
 
-extern char** environ;
-
-#ifndef PARITY_PYTHON_EXECUTABLE
-#define PARITY_PYTHON_EXECUTABLE "/usr/bin/python3"
-#endif
-
 namespace parity::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (unsigned char c : s)
-    if (!std::isalnum(c) && c != '_') return false;
-  return true;
-}
-
-// The build tree's module folder when this executable runs from the build tree (so tests use
-// the module built with it); empty for an installed executable, which uses the installed one.
-std::string build_tree_python_path() {
-#if defined(PARITY_PYTHON_BUILD_DIR) && defined(PARITY_BUILD_BINARY_DIR)
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  fs::path build = fs::weakly_canonical(PARITY_BUILD_BINARY_DIR, ec);
-  if (ec || exe.parent_path() != build) return "";
-  return PARITY_PYTHON_BUILD_DIR;
-#else
-  return "";
-#endif
-}
-
-// An empty temporary file, removed when this goes out of scope or the run is interrupted.
-struct TempFile {
-  explicit TempFile(const char* suffix) {
-    path = (fs::temp_directory_path() / (std::string("parity-run-XXXXXX") + suffix)).string();
-    const int fd = mkstemps(path.data(), static_cast<int>(std::strlen(suffix)));
-    if (fd < 0) fail("failed to create a temporary file {}: {}", path, std::strerror(errno));
-    close(fd);
-    guard.emplace(path.c_str());
-  }
-  ~TempFile() {
-    std::error_code ec;
-    fs::remove(path, ec);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  std::string path;
-  std::optional<TemporaryFileGuard> guard;
-};
-
-}  // namespace
-
-ScriptRef parse_script_ref(const std::string& spec, const std::string& default_function) {
-  const size_t colon = spec.rfind(':');
-  if (colon != std::string::npos && is_identifier(spec.substr(colon + 1)))
-    return {spec.substr(0, colon), spec.substr(colon + 1)};
-  return {spec, default_function};
-}
 
 void add_script_args(CLI::App& app, RunArgs& args) {
   app.add_option("--plugins", args.plugins,
@@ -102,11 +37,6 @@ bool run_needs_python(const RunArgs& args) {
   return !args.data_loader_script.empty() || !args.compare_func_script.empty();
 }
 
-std::string python_executable() {
-  if (const char* env = std::getenv("PARITY_PYTHON"); env && *env) return env;
-  return PARITY_PYTHON_EXECUTABLE;
-}
-
 int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
                   const std::vector<ConfiguredBackend>& backends) {
   for (const std::string* spec : {&args.data_loader_script, &args.compare_func_script}) {
@@ -118,49 +48,20 @@ int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
   }
   const std::string script = generate_run_script(args, cmp, backends, invoked_command());
 
-  TempFile file(".py");
-  io::write_file(file.path, script);
+  // Removed when done, and when the run is interrupted (the guards, innermost first).
+  TempPath folder(make_temp_dir("parity-run"));
+  TemporaryFileGuard folder_guard(folder.path.c_str());
+  const std::string path = (fs::path(folder.path) / "run.py").string();
+  TemporaryFileGuard script_guard(path.c_str());
+  io::write_file(path, script);
   // The script writes its verdict here as its last act: a script that ends early (a data
   // loader, Python op or compare function calling os._exit() or sys.exit()) writes none, and
   // its exit status alone must not pass the run.
-  TempFile verdict(".verdict");
-
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e)
-    if (std::string_view(*e).rfind("PYTHONPATH=", 0) != 0) env_strings.emplace_back(*e);
-  std::string python_path = build_tree_python_path();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old)
-    python_path = python_path.empty() ? old : python_path + ":" + old;
-  if (!python_path.empty()) env_strings.push_back("PYTHONPATH=" + python_path);
-  env_strings.push_back(std::string(kVerdictFileVariable) + "=" + verdict.path);
-  std::vector<char*> env;
-  for (auto& s : env_strings) env.push_back(s.data());
-  env.push_back(nullptr);
-
-  std::string python = python_executable();
-  std::vector<char*> argv{python.data(), file.path.data(), nullptr};
-  logger().verbose("Running the run's script with {}", python);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = 0;
-  if (int err = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), env.data()))
-    fail("failed to start Python with '{}': {}; install python3 or set PARITY_PYTHON", python,
-         std::strerror(err));
-  int status = 0;
-  {
-    ChildProcessGuard child(pid);  // Ctrl-C to parity stops the script too
-    while (waitpid(pid, &status, 0) < 0)
-      if (errno != EINTR) fail("failed to wait for Python: {}", std::strerror(errno));
-  }
-  if (!WIFEXITED(status))
-    fail("failed to run the script: Python was killed by signal {} ({})", WTERMSIG(status),
-         strsignal(WTERMSIG(status)));
-  const int exit_status = WEXITSTATUS(status);
+  const std::string verdict = (fs::path(folder.path) / "verdict").string();
+  TemporaryFileGuard verdict_guard(verdict.c_str());
+  const int exit_status = run_python({path}, {std::string(kVerdictFileVariable) + "=" + verdict});
   std::string reported;
-  try {
-    reported = io::read_file(verdict.path);
-  } catch (const Error&) {
-  }
+  if (fs::exists(verdict)) reported = io::read_file(verdict);
   if (reported.empty()) {
     logger().error(
         "The run's Python script exited with status {} before it reached a verdict: a data "

@@ -11,16 +11,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/python_process.h"
 #include "cli/run.h"
 
 namespace parity::cli {
-
-// "file.py:func" -> {"file.py", "func"}; "file.py" -> {"file.py", default_function}.
-struct ScriptRef {
-  std::string path;
-  std::string function;
-};
-ScriptRef parse_script_ref(const std::string& spec, const std::string& default_function);
 
 // Adds --plugins, --gen-script, --data-loader-script and --compare-func-script.
 void add_script_args(CLI::App& app, RunArgs& args);
@@ -31,8 +25,5 @@ bool run_needs_python(const RunArgs& args);
 // Runs the generated script with Python and returns its exit status.
 int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
                   const std::vector<ConfiguredBackend>& backends);
-
-// The interpreter used: $PARITY_PYTHON, else the one the module was built for.
-std::string python_executable();
 
 }  // namespace parity::cli

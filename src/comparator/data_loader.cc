@@ -312,7 +312,8 @@ uint64_t as_wrapped_uint64(double v) {
 
 Tensor generate_integers(const std::string& name, DataType dtype, const Shape& shape,
                          const DataLoaderOptions& options, NumpyRandomState& rng) {
-  auto [min, max] = value_range(options, name);
+  auto [min, max] = dtype != DataType::kBool && options.int_range ? *options.int_range
+                                                                  : value_range(options, name);
   double low, high;
   if (dtype == DataType::kBool) {
     low = min != 0.0;  // Python's bool(); NaN is true
@@ -356,7 +357,7 @@ Tensor generate_integers(const std::string& name, DataType dtype, const Shape& s
 
 Tensor generate_floats(const std::string& name, std::optional<DataType> dtype, const Shape& shape,
                        const DataLoaderOptions& options, NumpyRandomState& rng) {
-  auto [min, max] = value_range(options, name);
+  auto [min, max] = options.float_range ? *options.float_range : value_range(options, name);
   logger().log_once(Severity::kVerbose,
                     fmt::format("Input tensor: {} | Generating input data in range: [{}, {}]", name,
                                 py_float(min), py_float(max)));
@@ -456,6 +457,11 @@ DataLoader::DataLoader(DataLoaderOptions options) : options_(std::move(options))
   if (!options_.input_metadata.empty())
     logger().info("Will generate inference input data according to provided TensorMetadata: {}",
                   options_.input_metadata.str());
+}
+
+const TensorMetadata* DataLoader::input_metadata() const {
+  if (has_model_metadata_) return &metadata_;
+  return options_.input_metadata.size() ? &options_.input_metadata : nullptr;
 }
 
 void DataLoader::set_input_metadata(const TensorMetadata& metadata) {

@@ -27,6 +27,9 @@ struct DataLoaderOptions {
   std::map<std::string, ValueRange> val_range;
   // User-given shapes and dtypes (--input-shapes); names may use fnmatch wildcards.
   TensorMetadata input_metadata;
+  // Polygraphy's deprecated DataLoader(int_range=, float_range=): when set, the range of every
+  // integer (not bool) or floating input, in place of val_range.
+  std::optional<std::pair<double, double>> int_range, float_range;
 };
 
 // Anything that yields feed dicts: generated data, loaded files, a user's script.
@@ -47,6 +50,9 @@ class DataLoader : public FeedSource {
   void set_input_metadata(const TensorMetadata& metadata) override;
   std::optional<size_t> size() const override { return static_cast<size_t>(options_.iterations); }
   std::optional<TensorMap> get(size_t i) override;
+  // Polygraphy's DataLoader.input_metadata: the model's inputs once a runner has given them,
+  // else the user's (nullptr when neither is known).
+  const TensorMetadata* input_metadata() const;
 
  private:
   DataLoaderOptions options_;

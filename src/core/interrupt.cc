@@ -20,12 +20,14 @@ void write_stderr(const char* s) {
   (void)ignored;
 }
 
-// Only async-signal-safe calls: kill, unlink, write, signal, raise.
+// Only async-signal-safe calls: kill, unlink, rmdir, write, signal, raise.
 void on_signal(int sig) {
   for (auto& slot : g_children)
     if (const int pid = slot.load(); pid > 0) ::kill(pid, SIGKILL);
-  for (auto& slot : g_temporary)
-    if (const char* p = slot.load()) ::unlink(p);
+  // Latest first, so that files go before the temporary folder that holds them.
+  for (int i = kSlots - 1; i >= 0; --i)
+    if (const char* p = g_temporary[i].load())
+      if (::unlink(p) != 0) ::rmdir(p);
   write_stderr(sig == SIGINT ? "\n[!] Interrupted (SIGINT): the run stopped; no output file was "
                                "written\n"
                              : "\n[!] Terminated (SIGTERM): the run stopped; no output file was "

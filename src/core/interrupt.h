@@ -9,7 +9,8 @@ namespace parity {
 // Installs the handlers (once; later calls do nothing).
 void install_interrupt_handlers();
 
-// While alive, `path` is removed if the process is interrupted. At most 16 at once; the path
+// While alive, `path` (a file, or an empty folder) is removed if the process is interrupted;
+// the latest guards first, so a folder's files go before it. At most 16 at once; the path
 // must stay valid (the caller's string) until the guard ends.
 class TemporaryFileGuard {
  public:

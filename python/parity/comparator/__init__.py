@@ -5,16 +5,52 @@
 iterable of feed dicts, such as a generator; a compare function may be one of ``CompareFunc``'s
 or any callable ``(IterationResult, IterationResult) -> {output name: bool}``.
 """
+import warnings
+
 from parity import _parity
 from parity._parity import (
     AccuracyResult,
-    DataLoader,
     IterationResult,
     OutputCompareResult,
     RunResults,
     TensorMetadata,
 )
+from parity.backend.base import BaseRunner
 from parity.logger import G_LOGGER
+
+
+class DataLoader(_parity.DataLoader):
+    """Generates Polygraphy's inputs bit for bit (NumPy's RandomState, seed + iteration).
+
+    Args:
+        seed (int): The seed of the first iteration. Default 1.
+        iterations (int): The number of feeds. Default 1.
+        input_metadata (TensorMetadata): Shapes and dtypes to use instead of the model's.
+        val_range: (min, max) for every input, or a dict of input name -> (min, max) with ""
+            for the default. Default (0.0, 1.0).
+        int_range, float_range: [deprecated in Polygraphy, use val_range] (min, max) of every
+            integer / floating input, in place of val_range.
+
+    ``input_metadata`` is then the model's inputs once a runner has given them (before that,
+    the ones given, or None).
+    """
+
+    def __init__(self, seed=None, iterations=None, input_metadata=None, int_range=None,
+                 float_range=None, val_range=None, data_loader_backend_module=None):
+        for name, value in (("int_range", int_range), ("float_range", float_range)):
+            if value is not None:
+                warnings.warn(
+                    f"The {name} parameter in DataLoader is deprecated and will be removed in "
+                    f"Polygraphy 0.50.0. Use val_range instead.",
+                    DeprecationWarning, stacklevel=2,
+                )
+        if data_loader_backend_module not in (None, "numpy"):
+            _unsupported("data_loader_backend_module", data_loader_backend_module)
+        super().__init__(
+            seed=1 if seed is None else seed, iterations=1 if iterations is None else iterations,
+            input_metadata=input_metadata, val_range=val_range, int_range=int_range,
+            float_range=float_range,
+        )
 
 
 def _unsupported(what, value):
@@ -82,14 +118,49 @@ class PostprocessFunc:
         return _parity.postprocess_top_k(10 if k is None else k)
 
 
-def _cpp_runner(runner):
+class _DuckRunner(BaseRunner):
+    """A runner that does not derive from BaseRunner but has its public methods (activate,
+    get_input_metadata, infer, deactivate, name), as Polygraphy's Comparator accepts it."""
+
+    def __init__(self, runner):
+        self._wrapped = runner
+        super().__init__(name=str(runner.name))
+
+    def activate_impl(self):
+        self._wrapped.activate()
+
+    def get_input_metadata_impl(self):
+        return self._wrapped.get_input_metadata()
+
+    def infer_impl(self, feed_dict):
+        outputs = self._wrapped.infer(feed_dict)
+        last = getattr(self._wrapped, "last_inference_time", None)
+        self.inference_time = last() if callable(last) else None
+        return outputs
+
+    def deactivate_impl(self):
+        self._wrapped.deactivate()
+
+
+def _cpp_runner(runner, keep_alive):
     cpp = getattr(runner, "_runner", None)
-    if not isinstance(cpp, _parity.Runner):
+    if isinstance(cpp, _parity.Runner):
+        return cpp
+    if isinstance(runner, BaseRunner):
         raise _parity.ParityUsageError(
-            f"failed to run {type(runner).__name__}: Comparator.run takes Parity's runners "
-            f"(PluginRefRunner, OnnxrtRunner)"
+            f"failed to run {type(runner).__name__}: its __init__ did not call "
+            f"BaseRunner.__init__(self, name=..., prefix=...); call it first"
         )
-    return cpp
+    if all(hasattr(runner, m) for m in ("name", "activate", "get_input_metadata", "infer",
+                                         "deactivate")):
+        adapter = _DuckRunner(runner)
+        keep_alive.append(adapter)  # the C++ runner holds its Python object weakly
+        return adapter._runner
+    raise _parity.ParityUsageError(
+        f"failed to run {type(runner).__name__}: Comparator.run takes runners (Parity's, a "
+        f"BaseRunner subclass, or an object with name, activate, get_input_metadata, infer "
+        f"and deactivate)"
+    )
 
 
 class Comparator:
@@ -112,10 +183,11 @@ class Comparator:
                 "No runners were provided to Comparator.run(). Inference will not be run."
             )
             return RunResults()
+        keep_alive = []
+        cpp_runners = [_cpp_runner(r, keep_alive) for r in runners]
         return _parity.comparator_run(
-            [_cpp_runner(r) for r in runners], data_loader, int(warm_up or 0),
-            str(save_inputs_path or ""), bool(strict_inputs), bool(use_subprocess),
-            subprocess_timeout,
+            cpp_runners, data_loader, int(warm_up or 0), str(save_inputs_path or ""),
+            bool(strict_inputs), bool(use_subprocess), subprocess_timeout,
         )
 
     @staticmethod

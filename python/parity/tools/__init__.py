@@ -1,0 +1,1 @@
+"""Helpers of Polygraphy's ``polygraphy.tools`` that user scripts import (``tools.args``)."""
