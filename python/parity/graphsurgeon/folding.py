@@ -188,15 +188,17 @@ def fold_constants(graph, fold_shapes, recurse_subgraphs, partitioning, error_ok
     def all_constant(tensors):
         return all(t.name in constants for t in tensors if not t.is_empty())
 
-    for node in clone.nodes:  # topological order: a node's inputs are decided before it
-        if node.op in _NO_FOLD_OPS or not all_constant(node.inputs):
-            continue
-        if not all(all_constant(s._foreign_tensors().values()) for s in node.subgraphs()):
-            continue
-        if excluded(node):
-            continue
-        constants.update({t.name: t for t in node.outputs if not t.is_empty()})
+    def mark_foldable():
+        for node in clone.nodes:  # topological order: a node's inputs are decided before it
+            if node.op in _NO_FOLD_OPS or not all_constant(node.inputs):
+                continue
+            if not all(all_constant(s._foreign_tensors().values()) for s in node.subgraphs()):
+                continue
+            if excluded(node):
+                continue
+            constants.update({t.name: t for t in node.outputs if not t.is_empty()})
 
+    mark_foldable()
     if fold_shapes:
         for name, tensor in clone_tensors.items():
             if name in constants:
@@ -205,6 +207,7 @@ def fold_constants(graph, fold_shapes, recurse_subgraphs, partitioning, error_ok
             if value is not None:
                 constants[name] = tensor.to_constant(value)
                 tensor.inputs.clear()
+        mark_foldable()  # what consumes a folded shape may now fold too
 
     def over_threshold(tensor):
         return (size_threshold is not None and _static(tensor.shape) and tensor.dtype is not None

@@ -72,6 +72,9 @@ class Graph:
         # model's doc string, quantization annotations, ...), written back by export_onnx.
         self.model_extras = None
         self.graph_extras = None
+        # Names of the initializers import_onnx found in this graph: one only subgraphs use
+        # is exported here again, not copied into each subgraph.
+        self.initializer_names = set()
         self.name_idx = 0  # the counter layer() appends to generated names
 
     def __setattr__(self, name, value):
@@ -380,6 +383,7 @@ class Graph:
                       functions=self.functions, ir_version=self.ir_version)
         graph.model_extras = self.model_extras
         graph.graph_extras = self.graph_extras
+        graph.initializer_names = set(self.initializer_names)
         graph.name_idx = self.name_idx
         return graph
 

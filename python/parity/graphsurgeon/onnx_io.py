@@ -183,6 +183,7 @@ def _import_graph(graph_proto, outer_maps, base_dir, opset=None, import_domains=
     graph = Graph(nodes=nodes, inputs=inputs, outputs=outputs, name=graph_proto.name,
                   doc_string=graph_proto.doc_string, opset=opset, import_domains=import_domains)
     graph.graph_extras = _extras(graph_proto, _GRAPH_FIELDS)
+    graph.initializer_names = initializer_names
     return graph
 
 
@@ -241,7 +242,8 @@ def _tensor_proto(constant, target):
     values = constant._values
     if isinstance(values, LazyValues) and not isinstance(values, SparseValues):
         target.CopyFrom(values.tensor)  # unchanged: the original, external data and all
-        target.name = constant.name
+        if target.name != constant.name:
+            target.name = constant.name
         return
     array = constant.values
     export_type = dtypes.onnx_type(constant.export_dtype)
@@ -289,7 +291,7 @@ def _value_info(tensor, target, do_type_check):
     target.type.CopyFrom(made.type)
 
 
-def _attribute(name, value, attr_type, target):
+def _attribute(name, value, attr_type, target, outer):
     target.name = name
     if isinstance(value, AttributeProto):
         target.CopyFrom(value)
@@ -302,11 +304,11 @@ def _attribute(name, value, attr_type, target):
         _tensor_proto(value, target.t)
     elif isinstance(value, Graph):
         target.type = AttributeProto.GRAPH
-        _export_graph(value, target.g, do_type_check=False)
+        _export_graph(value, target.g, False, outer)
     elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Graph) for v in value):
         target.type = AttributeProto.GRAPHS
         for graph in value:
-            _export_graph(graph, target.graphs.add(), do_type_check=False)
+            _export_graph(graph, target.graphs.add(), False, outer)
     elif isinstance(value, (list, tuple)) and not value:
         # An empty list has no type of its own: keep the imported one (INTS by default).
         target.type = attr_type if attr_type is not None else AttributeProto.INTS
@@ -319,7 +321,25 @@ def _attribute(name, value, attr_type, target):
         target.CopyFrom(onnx.helper.make_attribute(name, value))
 
 
-def _export_graph(graph, target, do_type_check=True):
+def _export_graph(graph, target, do_type_check=True, outer=None):
+    """Writes `graph` into the GraphProto `target`. `outer`: ids of the Constants enclosing
+    graphs already hold as initializers; a subgraph uses those and does not copy them (where
+    GraphSurgeon writes each again into every subgraph using it)."""
+    is_subgraph = outer is not None
+    outer = outer or frozenset()
+    tensor_map = graph.tensors()
+    own_constants = [t for t in tensor_map.values()
+                     if isinstance(t, Constant) and id(t) not in outer]
+    # Initializers this graph was imported with that only its subgraphs use stay here.
+    imported = getattr(graph, "initializer_names", None) or ()
+    listed = {id(t) for t in own_constants}
+    for subgraph in graph.subgraphs(recursive=True):
+        for tensor in subgraph.tensors().values():
+            if (isinstance(tensor, Constant) and tensor.name in imported
+                    and id(tensor) not in outer and id(tensor) not in listed):
+                own_constants.append(tensor)
+                listed.add(id(tensor))
+    inner = outer | {id(t) for t in own_constants}
     names = {}
     for node in graph.nodes:
         if node.name and node.name in names and names[node.name] is not node:
@@ -337,7 +357,7 @@ def _export_graph(graph, target, do_type_check=True):
             proto.doc_string = node.doc_string
         types = node.__dict__.get("_attr_types", {})
         for name, value in node.attrs.items():
-            _attribute(name, value, types.get(name), proto.attribute.add())
+            _attribute(name, value, types.get(name), proto.attribute.add(), inner)
 
     target.name = graph.name
     if graph.doc_string:
@@ -346,15 +366,13 @@ def _export_graph(graph, target, do_type_check=True):
         _value_info(tensor, target.input.add(), do_type_check)
     for tensor in graph.outputs:
         _value_info(tensor, target.output.add(), do_type_check)
-    tensor_map = graph.tensors()
-    for tensor in tensor_map.values():
-        if isinstance(tensor, Constant):
-            if isinstance(tensor._values, SparseValues):
-                sparse = target.sparse_initializer.add()
-                sparse.CopyFrom(tensor._values.tensor)
-                sparse.values.name = tensor.name
-            else:
-                _tensor_proto(tensor, target.initializer.add())
+    for tensor in own_constants:
+        if isinstance(tensor._values, SparseValues):
+            sparse = target.sparse_initializer.add()
+            sparse.CopyFrom(tensor._values.tensor)
+            sparse.values.name = tensor.name
+        else:
+            _tensor_proto(tensor, target.initializer.add())
     if graph.ir_version is not None and graph.ir_version < 4:
         # IR < 4: every initializer must also be a graph input.
         listed = {i.name for i in target.input}
@@ -363,8 +381,10 @@ def _export_graph(graph, target, do_type_check=True):
                 target.input.add().CopyFrom(
                     onnx.helper.make_tensor_value_info(init.name, init.data_type, init.dims))
     io_names = {t.name for t in list(graph.inputs) + list(graph.outputs)}
+    # A subgraph describes its own tensors; the outer ones it uses are described outside.
+    local = graph._local_tensors() if is_subgraph else tensor_map
     for name, tensor in tensor_map.items():
-        if (name not in io_names and isinstance(tensor, Variable)
+        if (name not in io_names and name in local and isinstance(tensor, Variable)
                 and (tensor.dtype is not None or tensor.shape is not None)):
             _value_info(tensor, target.value_info.add(), do_type_check=False)
     if graph.graph_extras is not None:

@@ -1,0 +1,327 @@
+"""ONNX-GraphSurgeon's own examples (onnx-graphsurgeon/examples/01..10), written once as
+functions of the `gs` module, so the same code runs on parity.graphsurgeon (the tests) and on
+the real onnx_graphsurgeon (fixtures/graphsurgeon/make_fixtures.py). Each returns the models
+the example saves, by name. ir_version 8: Debian's onnx 1.12 checks up to IR 8."""
+import hashlib
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+IR = 8
+
+
+def ex01_creating_a_model(gs):
+    X = gs.Variable(name="X", dtype=np.float32, shape=(1, 3, 5, 5))
+    Y = gs.Variable(name="Y", dtype=np.float32, shape=(1, 3, 1, 1))
+    node = gs.Node(op="GlobalLpPool", attrs={"p": 2}, inputs=[X], outputs=[Y])
+    graph = gs.Graph(nodes=[node], inputs=[X], outputs=[Y], ir_version=IR)
+    return {"test_globallppool": gs.export_onnx(graph)}
+
+
+def ex02_creating_a_model_with_initializer(gs):
+    X = gs.Variable(name="X", dtype=np.float32, shape=(1, 3, 224, 224))
+    W = gs.Constant(name="W", values=np.ones(shape=(5, 3, 3, 3), dtype=np.float32))
+    Y = gs.Variable(name="Y", dtype=np.float32, shape=(1, 5, 222, 222))
+    node = gs.Node(op="Conv", inputs=[X, W], outputs=[Y])
+    graph = gs.Graph(nodes=[node], inputs=[X], outputs=[Y], ir_version=IR)
+    return {"test_conv": gs.export_onnx(graph)}
+
+
+def _mul_add_add_model(gs, shape):
+    x0 = gs.Variable(name="x0", dtype=np.float32, shape=shape)
+    x1 = gs.Variable(name="x1", dtype=np.float32, shape=shape)
+    a = gs.Constant("a", values=np.full(shape, 2, dtype=np.float32))
+    b = gs.Constant("b", values=np.full(shape, 3, dtype=np.float32))
+    mul_out = gs.Variable(name="mul_out")
+    add_out = gs.Variable(name="add_out")
+    Y = gs.Variable(name="Y", dtype=np.float32, shape=shape)
+    nodes = [
+        gs.Node(op="Mul", inputs=[a, x1], outputs=[mul_out]),
+        gs.Node(op="Add", inputs=[mul_out, b], outputs=[add_out]),
+        gs.Node(op="Add", inputs=[x0, add_out], outputs=[Y]),
+    ]
+    graph = gs.Graph(nodes=nodes, inputs=[x0, x1], outputs=[Y], ir_version=IR)
+    return gs.export_onnx(graph)
+
+
+def ex03_isolating_a_subgraph(gs, shape=(1, 3, 4, 4)):
+    model = _mul_add_add_model(gs, shape)
+    graph = gs.import_onnx(model)
+    tensors = graph.tensors()
+    graph.inputs = [tensors["x1"].to_variable(dtype=np.float32)]
+    graph.outputs = [tensors["add_out"].to_variable(dtype=np.float32)]
+    graph.cleanup()
+    return {"model": model, "subgraph": gs.export_onnx(graph)}
+
+
+def ex04_modifying_a_model(gs, shape=(1, 3, 4, 4)):
+    model = _mul_add_add_model(gs, shape)
+    graph = gs.import_onnx(model)
+    first_add = [node for node in graph.nodes if node.op == "Add"][0]
+    first_add.inputs = [inp for inp in first_add.inputs if inp.name != "b"]
+    first_add.op = "LeakyRelu"
+    first_add.attrs["alpha"] = 0.02
+    identity_out = gs.Variable("identity_out", dtype=np.float32)
+    identity = gs.Node(op="Identity", inputs=first_add.outputs, outputs=[identity_out])
+    graph.nodes.append(identity)
+    graph.outputs = [identity_out]
+    graph.cleanup(remove_unused_graph_inputs=True).toposort()
+    modified = onnx.shape_inference.infer_shapes(gs.export_onnx(graph))
+    return {"model": model, "modified": modified}
+
+
+def ex05_generate(gs, shape=(1, 3)):
+    input = gs.Variable("input", shape=shape, dtype=np.float32)
+    a = gs.Constant("a", values=np.full(shape, 1.5, dtype=np.float32))
+    b = gs.Constant("b", values=np.full(shape, 2.25, dtype=np.float32))
+    c = gs.Variable("c")
+    d = gs.Constant("d", values=np.arange(3, dtype=np.float32).reshape(shape))
+    e = gs.Variable("e")
+    output = gs.Variable("output", shape=shape, dtype=np.float32)
+    nodes = [
+        gs.Node("Add", inputs=[a, b], outputs=[c]),
+        gs.Node("Add", inputs=[c, d], outputs=[e]),
+        gs.Node("Add", inputs=[input, e], outputs=[output]),
+    ]
+    graph = gs.Graph(nodes=nodes, inputs=[input], outputs=[output], ir_version=IR)
+    return gs.export_onnx(graph)
+
+
+def ex05_folding_constants(gs):
+    model = ex05_generate(gs)
+    graph = gs.import_onnx(model)
+    graph.fold_constants().cleanup()
+    return {"model": model, "folded": gs.export_onnx(graph)}
+
+
+def ex06_removing_nodes(gs):
+    x = gs.Variable(name="x", dtype=np.float32, shape=(1, 3, 4, 4))
+    i0 = gs.Variable(name="i0")
+    i1 = gs.Variable(name="i1")
+    y = gs.Variable(name="y", dtype=np.float32)
+    nodes = [
+        gs.Node(op="Identity", inputs=[x], outputs=[i0]),
+        gs.Node(op="FakeNodeToRemove", inputs=[i0], outputs=[i1]),
+        gs.Node(op="Identity", inputs=[i1], outputs=[y]),
+    ]
+    graph = gs.Graph(nodes=nodes, inputs=[x], outputs=[y], ir_version=IR)
+    model = onnx.shape_inference.infer_shapes(gs.export_onnx(graph))
+
+    graph = gs.import_onnx(model)
+    fake_node = [node for node in graph.nodes if node.op == "FakeNodeToRemove"][0]
+    inp_node = fake_node.i()
+    inp_node.outputs = fake_node.outputs
+    fake_node.outputs.clear()
+    graph.cleanup()
+    removed = onnx.shape_inference.infer_shapes(gs.export_onnx(graph))
+    return {"model": model, "removed": removed}
+
+
+def ex07_layer_api(gs):
+    @gs.Graph.register()
+    def add(self, a, b):
+        return self.layer(op="Add", inputs=[a, b], outputs=["add_out_gs"])
+
+    @gs.Graph.register()
+    def mul(self, a, b):
+        return self.layer(op="Mul", inputs=[a, b], outputs=["mul_out_gs"])
+
+    @gs.Graph.register()
+    def gemm(self, a, b, trans_a=False, trans_b=False):
+        attrs = {"transA": int(trans_a), "transB": int(trans_b)}
+        return self.layer(op="Gemm", inputs=[a, b], outputs=["gemm_out_gs"], attrs=attrs)
+
+    @gs.Graph.register(opsets=[11])
+    def relu(self, a):
+        return self.layer(op="Relu", inputs=[a], outputs=["act_out_gs"])
+
+    @gs.Graph.register(opsets=[1])
+    def relu(self, a):  # noqa: F811 (GraphSurgeon's example registers relu for two opsets)
+        raise NotImplementedError("This function has not been implemented!")
+
+    graph = gs.Graph(opset=11, ir_version=IR)
+    X = gs.Variable(name="X", shape=(8, 8), dtype=np.float32)
+    graph.inputs = [X]
+    A = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
+    axt = graph.gemm(A, X, trans_b=True)
+    B = np.ones((8, 8), dtype=np.float32) * -0.5
+    dense = graph.relu(*graph.add(*axt, B))
+    C = gs.Constant(name="C", values=np.full((8, 8), 3, dtype=np.float32))
+    D = np.ones(shape=(8, 8), dtype=np.float32)
+    graph.outputs = graph.add(*graph.mul(*dense, C), D)
+    for out in graph.outputs:
+        out.dtype = np.float32
+    return {"model": onnx.shape_inference.infer_shapes(gs.export_onnx(graph))}
+
+
+def ex08_generate(gs):
+    @gs.Graph.register()
+    def min(self, *args):
+        return self.layer(op="Min", inputs=args, outputs=["min_out"])[0]
+
+    @gs.Graph.register()
+    def max(self, *args):
+        return self.layer(op="Max", inputs=args, outputs=["max_out"])[0]
+
+    @gs.Graph.register()
+    def identity(self, inp):
+        return self.layer(op="Identity", inputs=[inp], outputs=["identity_out"])[0]
+
+    graph = gs.Graph(ir_version=IR)
+    graph.inputs = [gs.Variable("input", shape=(4, 4), dtype=np.float32)]
+    MIN_VAL = np.array(0, np.float32)
+    MAX_VAL = np.array(6, np.float32)
+    inp = graph.identity(graph.inputs[0])
+    max_out = graph.max(graph.min(inp, MAX_VAL), MIN_VAL)
+    graph.outputs = [graph.identity(max_out)]
+    graph.outputs[0].to_variable(dtype=np.float32, shape=(4, 4))
+    return gs.export_onnx(graph)
+
+
+def ex08_replacing_a_subgraph(gs):
+    model = ex08_generate(gs)
+
+    @gs.Graph.register()
+    def replace_with_clip(self, inputs, outputs):
+        for inp in inputs:
+            inp.outputs.clear()
+        for out in outputs:
+            out.inputs.clear()
+        return self.layer(op="Clip", inputs=inputs, outputs=outputs)
+
+    graph = gs.import_onnx(model)
+    tmap = graph.tensors()
+    inputs = [tmap["identity_out_0"], tmap["onnx_graphsurgeon_constant_5"],
+              tmap["onnx_graphsurgeon_constant_2"]]
+    outputs = [tmap["max_out_6"]]
+    graph.replace_with_clip(inputs, outputs)
+    graph.cleanup().toposort()
+    return {"model": model, "replaced": gs.export_onnx(graph)}
+
+
+def ex09_shape_operations(gs):
+    @gs.Graph.register()
+    def shape(self, a):
+        return self.layer(op="Shape", inputs=[a], outputs=["shape_out_gs"])[0]
+
+    @gs.Graph.register()
+    def reduce_prod(self, a, axes, keepdims=True):
+        return self.layer(op="ReduceProd", inputs=[a],
+                          attrs={"axes": axes, "keepdims": int(keepdims)},
+                          outputs=["reduce_prod_out_gs"])[0]
+
+    @gs.Graph.register()
+    def reshape(self, data, shape):
+        return self.layer(op="Reshape", inputs=[data, shape], outputs=["reshape_out_gs"])[0]
+
+    @gs.Graph.register()
+    def gather(self, data, indices):
+        return self.layer(op="Gather", inputs=[data, indices], outputs=["gather_out_gs"])[0]
+
+    @gs.Graph.register()
+    def concat(self, inputs, axis=0):
+        return self.layer(op="Concat", inputs=inputs, attrs={"axis": axis},
+                          outputs=["concat_out_gs"])[0]
+
+    graph = gs.Graph(ir_version=IR)
+    graph.inputs = [gs.Variable(name="data", dtype=np.float32,
+                                shape=(gs.Tensor.DYNAMIC, 3, gs.Tensor.DYNAMIC, 5))]
+    input_shape = graph.shape(graph.inputs[0])
+    volume = graph.reduce_prod(input_shape, axes=[0])
+    flattened = graph.reshape(graph.inputs[0], volume)
+    NC = graph.gather(input_shape, indices=[0, 1])
+    HW = graph.gather(input_shape, indices=[2, 3])
+    new_shape = graph.concat([NC, graph.reduce_prod(HW, axes=[0])])
+    partially_flattened = graph.reshape(graph.inputs[0], new_shape)
+    flattened.name = "flattened"
+    flattened.dtype = np.float32
+    flattened.shape = (gs.Tensor.DYNAMIC,)
+    partially_flattened.name = "partially_flattened"
+    partially_flattened.dtype = np.float32
+    partially_flattened.shape = (gs.Tensor.DYNAMIC, 3, gs.Tensor.DYNAMIC)
+    graph.outputs = [flattened, partially_flattened]
+    return {"model": onnx.shape_inference.infer_shapes(gs.export_onnx(graph))}
+
+
+def ex10_dynamic_batch_size(gs):
+    @gs.Graph.register()
+    def conv(self, inp, weights, dilations, group, strides):
+        out = self.layer(op="Conv", inputs=[inp, weights], outputs=["conv_out"],
+                         attrs={"dilations": dilations, "group": group,
+                                "kernel_shape": weights.shape[2:], "strides": strides})[0]
+        out.dtype = inp.dtype
+        return out
+
+    @gs.Graph.register()
+    def reshape(self, data, shape):
+        out = self.layer(op="Reshape", inputs=[data, shape], outputs=["reshape_out"])[0]
+        out.dtype = data.dtype
+        return out
+
+    @gs.Graph.register()
+    def matmul(self, lhs, rhs):
+        out = self.layer(op="MatMul", inputs=[lhs, rhs], outputs=["matmul_out"])[0]
+        out.dtype = lhs.dtype
+        return out
+
+    X = gs.Variable(name="input_1", dtype=np.float32, shape=(1, 3, 6, 6))
+    graph = gs.Graph(inputs=[X], ir_version=IR)
+    rng = np.random.RandomState(0)
+    conv_out = graph.conv(X, weights=rng.uniform(-1, 1, (4, 3, 3, 3)).astype(np.float32),
+                          dilations=[1, 1], group=1, strides=[1, 1])
+    reshape_out = graph.reshape(conv_out, np.array([1, 64], dtype=np.int64))
+    matmul_out = graph.matmul(reshape_out, rng.uniform(-1, 1, (64, 10)).astype(np.float32))
+    graph.outputs = [matmul_out]
+    model = onnx.shape_inference.infer_shapes(gs.export_onnx(graph))
+
+    graph = gs.import_onnx(model)
+    for input in graph.inputs:
+        input.shape[0] = "N"
+    for node in [node for node in graph.nodes if node.op == "Reshape"]:
+        node.inputs[1].values[0] = -1
+    return {"model": model, "dynamic": gs.export_onnx(graph)}
+
+
+EXAMPLES = {f.__name__: f for f in [
+    ex01_creating_a_model, ex02_creating_a_model_with_initializer, ex03_isolating_a_subgraph,
+    ex04_modifying_a_model, ex06_removing_nodes, ex07_layer_api, ex08_replacing_a_subgraph,
+    ex09_shape_operations, ex10_dynamic_batch_size,
+]}
+
+
+def summary(model):
+    """What two exports must agree on: the model's fields, every node, every value info, and
+    each initializer's name, type, dims and a digest of its values."""
+
+    def values(info):
+        return [[v.name, onnx.helper.printable_type(v.type) if v.type.ByteSize() else ""]
+                for v in info]
+
+    def attribute(attr):
+        value = onnx.helper.get_attribute_value(attr)
+        if isinstance(value, bytes):
+            value = value.decode()
+        if isinstance(value, list):
+            value = [v.decode() if isinstance(v, bytes) else v for v in value]
+        if isinstance(value, float):
+            value = float(np.float32(value))
+        return [attr.name, attr.type, value if not hasattr(value, "SerializeToString")
+                else hashlib.sha256(value.SerializeToString()).hexdigest()]
+
+    graph = model.graph
+    return {
+        "ir_version": model.ir_version,
+        "opset_import": sorted([o.domain, o.version] for o in model.opset_import),
+        "producer": [model.producer_name, model.producer_version],
+        "graph_name": graph.name,
+        "nodes": [[n.name, n.op_type, n.domain, list(n.input), list(n.output),
+                   [attribute(a) for a in n.attribute]] for n in graph.node],
+        "inputs": values(graph.input),
+        "outputs": values(graph.output),
+        "value_info": sorted(values(graph.value_info)),
+        "initializers": [[t.name, t.data_type, list(t.dims),
+                          hashlib.sha256(np.ascontiguousarray(
+                              numpy_helper.to_array(t)).tobytes()).hexdigest()]
+                         for t in graph.initializer],
+    }
