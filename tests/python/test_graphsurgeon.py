@@ -413,3 +413,24 @@ def test_import_rejects_what_is_not_a_model():
         gs.import_onnx(b"bytes")
     with pytest.raises(ParityException, match="takes a parity.graphsurgeon.Graph"):
         gs.export_onnx("graph")
+
+
+def test_node_ids_exist_only_inside_the_context():
+    graph = gs.import_onnx(examples.ex05_generate(gs))
+    with graph.node_ids():
+        assert [n.id for n in graph.nodes] == [0, 1, 2]
+    assert not hasattr(graph.nodes[0], "id")
+
+
+def test_float32_constant_exports_as_bfloat16_rounded_to_nearest_even():
+    values = np.array([1.0, -2.5, 0.15625, 1 + 1 / 256, 1 + 3 / 256], np.float32)
+    x = gs.Variable("x", np.float32, [5])
+    y = gs.Variable("y", np.float32, [5])
+    c = gs.Constant("c", values, export_dtype=TensorProto.BFLOAT16)
+    graph = gs.Graph(opset=17, nodes=[gs.Node("Add", inputs=[x, c], outputs=[y])],
+                     inputs=[x], outputs=[y])
+    (init,) = gs.export_onnx(graph, do_type_check=False).graph.initializer
+    assert init.data_type == TensorProto.BFLOAT16
+    # 1 + 1/256 is a tie and rounds down to even 1.0; 1 + 3/256 rounds up to 1 + 4/256.
+    assert np.frombuffer(init.raw_data, np.uint16).tolist() == [
+        0x3F80, 0xC020, 0x3E20, 0x3F80, 0x3F82]

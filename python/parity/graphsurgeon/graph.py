@@ -111,6 +111,22 @@ class Graph:
 
     # --- Walking the graph -----------------------------------------------------------------
 
+    def node_ids(self):
+        """A context manager giving each node an ``id`` attribute (its index) while it lasts."""
+        graph = self
+
+        class NodeIds:
+            def __enter__(self):
+                for index, node in enumerate(graph.nodes):
+                    node.id = index
+                return graph
+
+            def __exit__(self, *exc):
+                for node in graph.nodes:
+                    node.__dict__.pop("id", None)
+
+        return NodeIds()
+
     def subgraphs(self, recursive=False):
         """The Graphs held by this graph's nodes (If/Loop/Scan bodies)."""
         for node in self.nodes:
