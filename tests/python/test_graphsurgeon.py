@@ -34,11 +34,14 @@ def rand(*shape, seed=0):
     return np.random.RandomState(seed).uniform(-2, 2, shape).astype(np.float32)
 
 
-@pytest.mark.parametrize("name", sorted(examples.EXAMPLES))
+@pytest.mark.parametrize("name", sorted(examples.EXAMPLES) + sorted(examples.FOLD_CASES))
 def test_example_exports_what_onnx_graphsurgeon_exports(name):
+    # Folding cases: the fixture holds what the real GraphSurgeon's fold_constants() decided
+    # (its evaluations done by the reference backend, make_fixtures.py); values are checked
+    # against NumPy in the tests below.
     with open(FIXTURES) as f:
         expected = json.load(f)["examples"][name]
-    models = examples.EXAMPLES[name](gs)
+    models = {**examples.EXAMPLES, **examples.FOLD_CASES}[name](gs)
     assert sorted(models) == sorted(expected)
     for saved, model in models.items():
         # JSON turns tuples into lists: compare the same way.
@@ -434,3 +437,31 @@ def test_float32_constant_exports_as_bfloat16_rounded_to_nearest_even():
     # 1 + 1/256 is a tie and rounds down to even 1.0; 1 + 3/256 rounds up to 1 + 4/256.
     assert np.frombuffer(init.raw_data, np.uint16).tolist() == [
         0x3F80, 0xC020, 0x3E20, 0x3F80, 0x3F82]
+
+
+def test_fold_cases_compute_what_numpy_computes():
+    folded = examples.fold_shapes_case(gs)["folded"]
+    assert [n.op_type for n in folded.graph.node] == ["Shape", "Neg"]  # the dynamic one stays
+    x = rand(2, 3, 5)
+    out = run(folded, {"x": x})
+    np.testing.assert_array_equal(out["y"], [6, 4])
+    np.testing.assert_array_equal(out["z"], [-2, -3, -5])
+
+    folded = examples.fold_if_case(gs)["folded"]
+    assert [n.op_type for n in folded.graph.node] == ["Add"]  # Not(False): the then branch
+    x = rand(2)
+    np.testing.assert_array_equal(run(folded, {"x": x})["y"], x + np.array([1, 2], np.float32))
+
+    folded = examples.fold_threshold_and_exclude_case(gs)["folded"]
+    assert [n.op_type for n in folded.graph.node] == ["Neg", "Abs", "Add", "Add"]
+    x = rand(1000)
+    np.testing.assert_array_equal(run(folded, {"x": x})["y"], x + np.float32(0))
+
+
+def test_basic_partitioning_warns_and_keeps_the_failing_part(capfd):
+    # The real GraphSurgeon recurses without end here (see fold_partition_cases).
+    graph = examples._bad_node_graph(gs)
+    graph.fold_constants(partitioning="basic").cleanup()
+    text = "".join(capfd.readouterr())
+    assert "Inference failed for subgraph" in text and "bad_node" in text
+    assert [n.name for n in graph.nodes] == ["good_sqrt", "bad_node", "add_s1", "add_y"]
