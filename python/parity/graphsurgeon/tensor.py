@@ -109,6 +109,8 @@ class Variable(Tensor):
         """A copy without producers and consumers (copy a Graph rather than its tensors)."""
         out = Variable(self.name, self.dtype, self.shape, self.type)
         out.doc_string = self.__dict__.get("doc_string", "")
+        if "_type_proto" in self.__dict__:  # a map or optional type, exported as it was
+            out._type_proto = self._type_proto
         return out
 
 
