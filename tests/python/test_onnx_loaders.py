@@ -115,6 +115,22 @@ def test_save_onnx_saves_a_model_proto(matmul_relu, tmp_path):
     onnx.checker.check_model(str(path2))
 
 
+def test_save_onnx_writes_external_data_as_polygraphy_does(matmul_relu, tmp_path):
+    proto = onnx.load(matmul_relu)
+    path = tmp_path / "ext.onnx"
+    SaveOnnx(proto, path, external_data_path="weights.bin", size_threshold=16)()
+    assert (tmp_path / "weights.bin").stat().st_size == W.nbytes
+    saved = onnx.load(str(path), load_external_data=False)
+    assert saved.graph.initializer[0].data_location == TensorProto.EXTERNAL
+    onnx.checker.check_model(str(path))
+    np.testing.assert_allclose(infer(PluginRefRunner(OnnxFromPath(path)))["y"], EXPECTED,
+                               rtol=1e-6)
+    # Under the default threshold (1024 bytes), the 48-byte tensor stays in the model file.
+    SaveOnnx(onnx.load(matmul_relu), tmp_path / "inline.onnx", external_data_path="w2.bin")()
+    inline = onnx.load(str(tmp_path / "inline.onnx"), load_external_data=False)
+    assert inline.graph.initializer[0].raw_data and not inline.graph.initializer[0].external_data
+
+
 def test_extend_edits_the_model_proto_a_runner_then_runs(matmul_relu):
     @extend(OnnxFromPath(matmul_relu))
     def load_model(model):

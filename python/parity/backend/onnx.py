@@ -174,25 +174,73 @@ class OnnxFromGs(BaseLoader):
 
 
 class SaveOnnx(BaseLoader):
-    """Saves the model to `path` and passes it on (a ModelProto is saved with onnx.save)."""
+    """Saves the model to `path` and passes it on, as Polygraphy's SaveOnnx.
 
-    def __init__(self, model, path):
+    Args:
+        model: A ModelProto, gs Graph, parity.Model, or a loader of one.
+        path (str): Where to write the model.
+        external_data_path (str): The external data file, relative to the model's folder ("":
+            onnx's default name); None keeps the data in the model, unless the model is over
+            protobuf's 2 GB limit, which then goes to "".
+        size_threshold (int): Tensors of at least this many bytes go to external data
+            (default 1024).
+        all_tensors_to_one_file (bool): One data file for all tensors (default True).
+
+    As in Polygraphy, saving a ModelProto with external data changes it to refer to the
+    written data.
+    """
+
+    def __init__(self, model, path, external_data_path=None, size_threshold=None,
+                 all_tensors_to_one_file=None):
         self._model = model
         self.path = str(path)
+        self.external_data_path = external_data_path
+        self.size_threshold = size_threshold
+        self.all_tensors_to_one_file = all_tensors_to_one_file
+
+    def _external(self):
+        return self.external_data_path is not None
+
+    def _save_proto(self, model):
+        import onnx
+        from onnx.external_data_helper import convert_model_to_external_data
+
+        G_LOGGER.info(f"Saving ONNX model to: {self.path}")
+        location = self.external_data_path
+        if location is None and model.ByteSize() > _models._PROTOBUF_LIMIT:
+            location = ""
+            G_LOGGER.warning(
+                f"Model size ({model.ByteSize() // 1024.0 ** 2} MiB) exceeds protobuf size "
+                "threshold (2048 MiB). Will save weight data to an external file.\nTo control "
+                "the location of this file, use the `external_data_path` parameter or the "
+                "`--external-data-path` command-line option. "
+            )
+        if location is not None:
+            convert_model_to_external_data(
+                model, location=location or None,
+                all_tensors_to_one_file=(True if self.all_tensors_to_one_file is None
+                                         else bool(self.all_tensors_to_one_file)),
+                size_threshold=1024 if self.size_threshold is None else int(self.size_threshold))
+        onnx.save(model, self.path)
 
     def call_impl(self):
-        import onnx
-
         model, _ = invoke_if_callable(self._model)
-        if isinstance(model, _parity.Model):
+        if isinstance(model, _parity.Model) and not self._external():
+            G_LOGGER.info(f"Saving ONNX model to: {self.path}")
             _parity.save_onnx(model, self.path)
+        elif _models._is_graph(model) or isinstance(model, _parity.Model):
+            self._save_proto(_models.proto_from_model(model))
         else:
-            onnx.save(_models.proto_from_model(model), self.path)
+            self._save_proto(model)
         return model
 
     def _parity_model(self):
         model = _inner_parity_model(self._model)
-        _parity.save_onnx(model, self.path)
+        if self._external():
+            self._save_proto(_models.proto_from_model(model))
+        else:
+            G_LOGGER.info(f"Saving ONNX model to: {self.path}")
+            _parity.save_onnx(model, self.path)
         return model
 
 
@@ -223,5 +271,6 @@ def onnx_from_gs(graph, do_type_check=True):
     return OnnxFromGs(graph, do_type_check)()
 
 
-def save_onnx(model, path):
-    return SaveOnnx(model, path)()
+def save_onnx(model, path, external_data_path=None, size_threshold=None,
+              all_tensors_to_one_file=None):
+    return SaveOnnx(model, path, external_data_path, size_threshold, all_tensors_to_one_file)()
