@@ -465,3 +465,41 @@ def test_basic_partitioning_warns_and_keeps_the_failing_part(capfd):
     text = "".join(capfd.readouterr())
     assert "Inference failed for subgraph" in text and "bad_node" in text
     assert [n.name for n in graph.nodes] == ["good_sqrt", "bad_node", "add_s1", "add_y"]
+
+
+def test_loop_body_round_trips_unchanged_and_runs():
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "w"], ["acc_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["n", "", "x"], ["y"], body=body)], "loop",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        initializer=[numpy_helper.from_array(np.array(3, np.int64), "n"),
+                     numpy_helper.from_array(np.array([1, 2], np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    out = gs.export_onnx(gs.import_onnx(model))
+    # The body uses the outer w: it stays an outer initializer, not copied into the body.
+    assert out.graph == model.graph
+    x = np.array([10, 20], np.float32)
+    np.testing.assert_array_equal(run(out, {"x": x})["y"], x + 3 * np.array([1, 2], np.float32))
+
+
+def test_ir3_model_keeps_initializers_among_inputs():
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "b"], ["y"])], "ir3",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        initializer=[numpy_helper.from_array(np.array([1, 2], np.float32), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)], ir_version=3)
+    imported = gs.import_onnx(model)
+    assert [t.name for t in imported.inputs] == ["x"]  # as GraphSurgeon imports it
+    out = gs.export_onnx(imported)
+    onnx.checker.check_model(out)  # IR 3 requires initializers to be inputs
+    assert [i.name for i in out.graph.input] == ["x", "b"]
