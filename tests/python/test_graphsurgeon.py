@@ -503,3 +503,24 @@ def test_ir3_model_keeps_initializers_among_inputs():
     out = gs.export_onnx(imported)
     onnx.checker.check_model(out)  # IR 3 requires initializers to be inputs
     assert [i.name for i in out.graph.input] == ["x", "b"]
+
+
+def test_every_onnx_test_model_round_trips_unchanged():
+    # Debian's libonnx-testdata (also the conformance suite's data): import then export keeps
+    # every node, input, output, value_info, initializer and model field as it was.
+    import glob
+
+    paths = sorted(glob.glob("/usr/share/libonnx-testdata/data/**/model.onnx", recursive=True))
+    assert len(paths) > 1000
+    changed = []
+    for path in paths:
+        model = onnx.load(path)
+        out = gs.export_onnx(gs.import_onnx(model), do_type_check=False)
+        model_fields, out_fields = onnx.ModelProto(), onnx.ModelProto()
+        model_fields.CopyFrom(model)
+        out_fields.CopyFrom(out)
+        model_fields.ClearField("graph")
+        out_fields.ClearField("graph")
+        if out.graph != model.graph or out_fields != model_fields:
+            changed.append(path)
+    assert changed == []

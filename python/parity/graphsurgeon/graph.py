@@ -75,6 +75,8 @@ class Graph:
         # Names of the initializers import_onnx found in this graph: one only subgraphs use
         # is exported here again, not copied into each subgraph.
         self.initializer_names = set()
+        # Their ValueInfoProtos where the model also listed them as graph inputs.
+        self.initializer_inputs = []
         self.name_idx = 0  # the counter layer() appends to generated names
 
     def __setattr__(self, name, value):
@@ -400,6 +402,7 @@ class Graph:
         graph.model_extras = self.model_extras
         graph.graph_extras = self.graph_extras
         graph.initializer_names = set(self.initializer_names)
+        graph.initializer_inputs = list(self.initializer_inputs)
         graph.name_idx = self.name_idx
         return graph
 

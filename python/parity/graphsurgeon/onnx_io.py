@@ -148,8 +148,11 @@ def _import_graph(graph_proto, outer_maps, base_dir, opset=None, import_domains=
 
     initializer_names = {t.name for t in graph_proto.initializer}
     initializer_names |= {t.values.name for t in graph_proto.sparse_initializer}
-    # Old models (IR < 4) list initializers among the inputs; GraphSurgeon drops them there.
+    # Initializers may also be listed as inputs (required before IR 4, overridable defaults
+    # after); GraphSurgeon drops them from the inputs. They are kept aside and listed again
+    # on export while the initializer is.
     inputs = [io_tensor(i) for i in graph_proto.input if i.name not in initializer_names]
+    initializer_inputs = [i for i in graph_proto.input if i.name in initializer_names]
     outputs = [io_tensor(o) for o in graph_proto.output]
 
     def node_input(name):
@@ -184,6 +187,7 @@ def _import_graph(graph_proto, outer_maps, base_dir, opset=None, import_domains=
                   doc_string=graph_proto.doc_string, opset=opset, import_domains=import_domains)
     graph.graph_extras = _extras(graph_proto, _GRAPH_FIELDS)
     graph.initializer_names = initializer_names
+    graph.initializer_inputs = initializer_inputs
     return graph
 
 
@@ -373,9 +377,14 @@ def _export_graph(graph, target, do_type_check=True, outer=None):
             sparse.values.name = tensor.name
         else:
             _tensor_proto(tensor, target.initializer.add())
+    listed = {i.name for i in target.input}
+    exported = {t.name for t in target.initializer}
+    for info in getattr(graph, "initializer_inputs", None) or ():
+        if info.name in exported and info.name not in listed:
+            target.input.add().CopyFrom(info)
+            listed.add(info.name)
     if graph.ir_version is not None and graph.ir_version < 4:
         # IR < 4: every initializer must also be a graph input.
-        listed = {i.name for i in target.input}
         for init in target.initializer:
             if init.name not in listed:
                 target.input.add().CopyFrom(
@@ -392,22 +401,23 @@ def _export_graph(graph, target, do_type_check=True, outer=None):
 
 
 def _opset_imports(graph):
-    """The graph's opset imports, the default domain at graph.opset, plus every domain a node
-    uses (at version 1, as GraphSurgeon adds them)."""
+    """The graph's opset imports with the default domain at graph.opset, plus every domain a
+    node uses (custom ones at version 1, as GraphSurgeon adds them). A model importing no
+    default domain gets one only when a node needs it."""
     imports = []
     for entry in graph.import_domains or []:
         copy = onnx.OperatorSetIdProto()
         copy.CopyFrom(entry)
         imports.append(copy)
-    default = [e for e in imports if e.domain in ("", "ai.onnx")]
-    if default:
-        default[0].version = graph.opset
-    else:
-        imports.insert(0, onnx.helper.make_opsetid("", graph.opset))
     used = {n.domain for n in graph.nodes}
     for subgraph in graph.subgraphs(recursive=True):
         used |= {n.domain for n in subgraph.nodes}
-    known = {e.domain for e in imports} | {"ai.onnx"}
+    default = [e for e in imports if e.domain in ("", "ai.onnx")]
+    if default:
+        default[0].version = graph.opset
+    elif graph.import_domains is None or used & {None, "", "ai.onnx"}:
+        imports.insert(0, onnx.helper.make_opsetid("", graph.opset))
+    known = {e.domain for e in imports} | {"ai.onnx", ""}
     for domain in sorted(d for d in used if d is not None and d not in known):
         imports.append(onnx.helper.make_opsetid(domain, 1))
         known.add(domain)
@@ -437,8 +447,11 @@ def export_onnx(graph, do_type_check=True, **kwargs):
                               else _opset_imports(graph))
     model.functions.extend(kwargs.pop("functions", graph.functions))
     model.ir_version = graph.ir_version if graph.ir_version is not None else onnx.IR_VERSION
-    model.producer_name = graph.producer_name
-    model.producer_version = graph.producer_version
+    # Set only when there is one, so an imported model without them stays without them.
+    if graph.producer_name:
+        model.producer_name = graph.producer_name
+    if graph.producer_version:
+        model.producer_version = graph.producer_version
     for key, value in kwargs.items():
         if key == "ir_version":
             model.ir_version = value
