@@ -450,3 +450,95 @@ FOLD_CASES = {f.__name__: f for f in [
     ex05_folding_constants, fold_shapes_case, fold_if_case, fold_partition_cases,
     fold_threshold_and_exclude_case,
 ]}
+
+
+def ex11_local_function(gs, seed=0):
+    """GraphSurgeon's example 11 at opset 17 (Debian's onnx 1.12 knows no later one), every
+    function attribute required: onnx 1.12's FunctionProto has no attribute defaults. Returns
+    the model and the weights of its layers."""
+    from typing import List
+
+    @gs.Graph.register()
+    def add(self, lhs, rhs):
+        out = self.layer(op="Add", inputs=[lhs, rhs], outputs=["add_out"])[0]
+        out.dtype = lhs.dtype
+        return out
+
+    @gs.Graph.register()
+    def div(self, lhs, rhs):
+        out = self.layer(op="Div", inputs=[lhs, rhs], outputs=["div_out"])[0]
+        out.dtype = lhs.dtype
+        return out
+
+    @gs.Graph.register()
+    def matmul(self, lhs, rhs):
+        out = self.layer(op="MatMul", inputs=[lhs, rhs], outputs=["matmul_out"])[0]
+        out.dtype = lhs.dtype
+        return out
+
+    @gs.Graph.register()
+    def constant_tensor_ref(self, ref_name, dtype):
+        ref = gs.Node.AttributeRef(ref_name, gs.Tensor)
+        out = self.layer(op="Constant", outputs=["constant_out"], attrs={"value": ref})[0]
+        out.dtype = dtype
+        return out
+
+    @gs.Graph.register()
+    def constant_float_ref(self, ref_name):
+        ref = gs.Node.AttributeRef(ref_name, float)
+        out = self.layer(op="Constant", outputs=["constant_out"], attrs={"value_float": ref})[0]
+        out.dtype = np.float32
+        return out
+
+    @gs.Graph.register()
+    def transpose(self, t, perm=()):
+        out = self.layer(op="Transpose", inputs=[t], outputs=["transpose_out"],
+                         attrs={"perm": perm})[0]
+        out.dtype = t.dtype
+        return out
+
+    @gs.Graph.register()
+    def relu(self, t):
+        out = self.layer(op="Relu", inputs=[t], outputs=["relu_out"])[0]
+        out.dtype = t.dtype
+        return out
+
+    @gs.Graph.register()
+    def softmax(self, t):
+        out = self.layer(op="Softmax", inputs=[t], outputs=["softmax_out"])[0]
+        out.dtype = t.dtype
+        return out
+
+    embeds = gs.Variable("input", dtype=np.float32, shape=("batch", "seqlen", "emb_dim"))
+    attrs = {"Wq": None, "Wk": None, "Wv": None, "transpose_perm": None, "sqrt_emb_dim": None}
+    attn = gs.Function("SelfAttention", inputs=[embeds], attrs=attrs)
+    q = attn.matmul(embeds, attn.constant_tensor_ref("Wq", dtype=np.float32))
+    k = attn.matmul(embeds, attn.constant_tensor_ref("Wk", dtype=np.float32))
+    v = attn.matmul(embeds, attn.constant_tensor_ref("Wv", dtype=np.float32))
+    scale = attn.constant_float_ref("sqrt_emb_dim")
+    perm = gs.Node.AttributeRef("transpose_perm", List[int])
+    scores = attn.div(attn.matmul(q, attn.transpose(k, perm=perm)), scale)
+    attn.outputs = [attn.matmul(attn.softmax(scores), v)]
+    attn.opset = 17
+
+    emb_dim, n_layers = 4, 2
+    rng = np.random.RandomState(seed)
+    weights = []
+
+    def layer_attrs():
+        w = {n: rng.randn(emb_dim, emb_dim).astype(np.float32) for n in ("Wq", "Wk", "Wv")}
+        weights.append(w)
+        return {"sqrt_emb_dim": float(np.sqrt(emb_dim)), "transpose_perm": [0, 2, 1],
+                **{n: gs.Constant(n, a) for n, a in w.items()}}
+
+    input_embeds = gs.Variable("input_embeds", dtype=np.float32,
+                               shape=("batch", "seqlen", emb_dim))
+    graph = gs.Graph(inputs=[input_embeds], functions=[attn], ir_version=IR)
+    out = input_embeds
+    for _ in range(n_layers):
+        attended = graph.SelfAttention(inputs=[out], attrs=layer_attrs())[0]
+        out = graph.add(out, graph.relu(attended))
+    out.shape = input_embeds.shape
+    graph.outputs = [out]
+    graph.opset = 17
+    return gs.export_onnx(graph), weights

@@ -580,3 +580,25 @@ def test_folded_onnx_test_models_compute_what_the_originals_compute():
         compared += 1
     assert failures == []
     assert compared > 100
+
+
+def test_local_function_example_runs_as_numpy_computes():
+    model, weights = examples.ex11_local_function(gs)
+    onnx.checker.check_model(model)
+    (function,) = model.functions
+    assert (function.domain, function.name) == ("onnx_graphsurgeon", "SelfAttention")
+    assert sorted(function.attribute) == ["Wk", "Wq", "Wv", "sqrt_emb_dim", "transpose_perm"]
+    assert [n.op_type for n in model.graph.node] == ["SelfAttention", "Relu", "Add"] * 2
+    # Importing and exporting again changes nothing, the function included.
+    again = gs.export_onnx(gs.import_onnx(model))
+    assert again == model
+
+    x = rand(2, 3, 4)
+    expected = x.astype(np.float64)
+    for w in weights:
+        q, k, v = (expected @ w[n] for n in ("Wq", "Wk", "Wv"))
+        scores = q @ k.transpose(0, 2, 1) / 2.0
+        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        expected = expected + np.maximum((scores / scores.sum(-1, keepdims=True)) @ v, 0)
+    (out,) = run_onnxrt(model, {"input_embeds": x}).values()
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)

@@ -8,11 +8,12 @@
 Pure Python over onnx and NumPy (graph.py, node.py, tensor.py, onnx_io.py, folding.py).
 """
 from parity._parity import ParityException as OnnxGraphSurgeonException
+from parity.graphsurgeon.function import Function
 from parity.graphsurgeon.graph import Graph
 from parity.graphsurgeon.node import Node
 from parity.graphsurgeon.onnx_io import export_onnx, import_onnx
 from parity.graphsurgeon.tensor import Constant, LazyValues, SparseValues, Tensor, Variable
 from parity.logger import G_LOGGER
 
-__all__ = ["Graph", "Node", "Tensor", "Variable", "Constant", "LazyValues", "SparseValues",
+__all__ = ["Graph", "Function", "Node", "Tensor", "Variable", "Constant", "LazyValues", "SparseValues",
            "import_onnx", "export_onnx", "OnnxGraphSurgeonException", "G_LOGGER"]

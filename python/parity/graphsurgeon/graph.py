@@ -24,7 +24,8 @@ class Graph:
         opset (int): The default domain's opset version (default 11, GraphSurgeon's).
         import_domains (List[onnx.OperatorSetIdProto]): The model's opset imports.
         producer_name, producer_version (str): The model's producer.
-        functions (List[onnx.FunctionProto]): The model's local functions, kept as they are.
+        functions (List[Function]): The model's local functions (Function; an
+            onnx.FunctionProto is also accepted and exported as it is).
         ir_version (int): The model's IR version; None lets onnx choose on export.
     """
 
@@ -91,6 +92,9 @@ class Graph:
             raise AttributeError(name)
         opset = self.__dict__.get("opset")
         func = Graph.OPSET_FUNC_MAP.get(opset, {}).get(name) or Graph.GLOBAL_FUNC_MAP.get(name)
+        if func is None:  # then a local function of that name adds a node using it
+            func = next((f for f in self.__dict__.get("functions", [])
+                         if hasattr(f, "unique_id") and f.name == name), None)
         if func is not None:
             return lambda *args, **kwargs: func(self, *args, **kwargs)
         elsewhere = sorted(o for o, funcs in Graph.OPSET_FUNC_MAP.items() if name in funcs)
@@ -207,6 +211,11 @@ class Graph:
             for subgraph in self.subgraphs():
                 subgraph.cleanup(remove_unused_node_outputs, True, remove_unused_graph_inputs,
                                  recurse_functions=False)
+        if recurse_functions:
+            for function in self.functions:
+                if hasattr(function, "unique_id"):
+                    function.cleanup(remove_unused_node_outputs, recurse_subgraphs,
+                                     remove_unused_graph_inputs, recurse_functions=False)
         for tensor in self.inputs:
             tensor.inputs.clear()  # a graph input has no producer in this graph
 
@@ -252,7 +261,11 @@ class Graph:
         if mode not in modes:
             G_LOGGER.critical(f"failed to toposort with mode '{mode}': valid choices are {modes}")
         if mode == "functions":
-            return self  # local functions are kept as onnx.FunctionProto, in model order
+            return self  # local functions keep their order
+        if recurse_functions:
+            for function in self.functions:
+                if hasattr(function, "unique_id"):
+                    function.toposort(recurse_subgraphs, recurse_functions=False, mode="nodes")
         if recurse_subgraphs:
             for subgraph in self.subgraphs():
                 subgraph.toposort(recurse_subgraphs=True, recurse_functions=False, mode="nodes")

@@ -123,6 +123,50 @@ def _import_attributes(node_proto, tensor_maps, base_dir):
     return attrs, types
 
 
+def _import_node(node_proto, node_input, node_output, tensor_maps, base_dir):
+    attrs, types = _import_attributes(node_proto, tensor_maps, base_dir)
+    node = Node(op=node_proto.op_type, name=node_proto.name, attrs=attrs,
+                inputs=[node_input(n) for n in node_proto.input],
+                outputs=[node_output(n) for n in node_proto.output],
+                domain=node_proto.domain if node_proto.HasField("domain") else None)
+    node.doc_string = node_proto.doc_string
+    node._attr_types = types
+    return node
+
+
+def _import_function(proto, opset, import_domains):
+    """A FunctionProto as a Function (its own opset imports, or the model's)."""
+    from parity.graphsurgeon.function import Function
+
+    local = OrderedDict()
+
+    def tensor(name):
+        if not name:
+            return Variable.empty()
+        if name not in local:
+            local[name] = Variable(name)
+        return local[name]
+
+    inputs = [tensor(n) for n in proto.input]
+    outputs = [tensor(n) for n in proto.output]
+    nodes = [_import_node(p, tensor, tensor, [local], "") for p in proto.node]
+    own_imports = [_copy_opsetid(e) for e in proto.opset_import]
+    function = Function(proto.name, proto.domain, nodes=nodes, inputs=inputs, outputs=outputs,
+                        doc_string=proto.doc_string,
+                        opset=_default_opset(proto.opset_import) or opset,
+                        import_domains=own_imports or import_domains,
+                        attrs={name: None for name in proto.attribute})
+    # Export writes opset imports back only when the function had its own.
+    function.own_opset_import = bool(own_imports)
+    return function
+
+
+def _copy_opsetid(entry):
+    copy = onnx.OperatorSetIdProto()
+    copy.CopyFrom(entry)
+    return copy
+
+
 def _import_graph(graph_proto, outer_maps, base_dir, opset=None, import_domains=None):
     """One GraphProto; `outer_maps` are the tensors of the enclosing graphs (for subgraphs)."""
     local = OrderedDict()
@@ -172,16 +216,8 @@ def _import_graph(graph_proto, outer_maps, base_dir, opset=None, import_domains=
             local[name] = Variable(name)
         return local[name]
 
-    nodes = []
-    for node_proto in graph_proto.node:
-        attrs, types = _import_attributes(node_proto, list(outer_maps) + [local], base_dir)
-        node = Node(op=node_proto.op_type, name=node_proto.name, attrs=attrs,
-                    inputs=[node_input(n) for n in node_proto.input],
-                    outputs=[node_output(n) for n in node_proto.output],
-                    domain=node_proto.domain if node_proto.HasField("domain") else None)
-        node.doc_string = node_proto.doc_string
-        node._attr_types = types
-        nodes.append(node)
+    nodes = [_import_node(p, node_input, node_output, list(outer_maps) + [local], base_dir)
+             for p in graph_proto.node]
 
     graph = Graph(nodes=nodes, inputs=inputs, outputs=outputs, name=graph_proto.name,
                   doc_string=graph_proto.doc_string, opset=opset, import_domains=import_domains)
@@ -224,7 +260,10 @@ def import_onnx(onnx_model, base_dir=""):
     graph.producer_name = onnx_model.producer_name
     graph.producer_version = onnx_model.producer_version
     graph.ir_version = onnx_model.ir_version
-    graph.functions = list(onnx_model.functions)
+    graph.functions = [_import_function(f, graph.opset, import_domains)
+                       for f in onnx_model.functions]
+    for function in graph.functions:
+        function.functions = graph.functions  # one list, shared as in GraphSurgeon
     graph.model_extras = _extras(onnx_model, _MODEL_FIELDS)
     return graph
 
@@ -295,6 +334,26 @@ def _value_info(tensor, target, do_type_check):
     target.type.CopyFrom(made.type)
 
 
+def _ref_type(ref_type):
+    """The AttributeProto type of an AttributeRef's type: an enum value, or GraphSurgeon's
+    Python types (float, int, str, Tensor, Graph, List[float], ...)."""
+    from typing import List
+
+    if isinstance(ref_type, int):
+        return ref_type
+    types = {float: AttributeProto.FLOAT, int: AttributeProto.INT, str: AttributeProto.STRING,
+             Tensor: AttributeProto.TENSOR, Graph: AttributeProto.GRAPH,
+             List[float]: AttributeProto.FLOATS, List[int]: AttributeProto.INTS,
+             List[str]: AttributeProto.STRINGS, List[Tensor]: AttributeProto.TENSORS,
+             List[Graph]: AttributeProto.GRAPHS}
+    for python_type, proto_type in types.items():
+        if ref_type == python_type or (isinstance(ref_type, type) and isinstance(python_type, type)
+                                       and issubclass(ref_type, python_type)):
+            return proto_type
+    G_LOGGER.critical(f"failed to export an attribute reference of type {ref_type}: valid "
+                      f"choices are {list(types)} or an onnx.AttributeProto type")
+
+
 def _attribute(name, value, attr_type, target, outer):
     target.name = name
     if isinstance(value, AttributeProto):
@@ -302,7 +361,7 @@ def _attribute(name, value, attr_type, target, outer):
         target.name = name
     elif isinstance(value, Node.AttributeRef):
         target.ref_attr_name = value.name
-        target.type = value.type if isinstance(value.type, int) else AttributeProto.UNDEFINED
+        target.type = _ref_type(value.type)
     elif isinstance(value, Tensor):
         target.type = AttributeProto.TENSOR
         _tensor_proto(value, target.t)
@@ -325,6 +384,55 @@ def _attribute(name, value, attr_type, target, outer):
         target.CopyFrom(onnx.helper.make_attribute(name, value))
 
 
+def _export_nodes(nodes, target, outer):
+    names = {}
+    for node in nodes:
+        if node.name and node.name in names and names[node.name] is not node:
+            G_LOGGER.warning(f"Found distinct Nodes that share the same name: '{node.name}'")
+        names.setdefault(node.name, node)
+        proto = target.node.add()
+        proto.op_type = node.op
+        if node.name:
+            proto.name = node.name
+        if node.domain is not None:
+            proto.domain = node.domain
+        proto.input.extend(t.name for t in node.inputs)
+        proto.output.extend(t.name for t in node.outputs)
+        if node.__dict__.get("doc_string"):
+            proto.doc_string = node.doc_string
+        types = node.__dict__.get("_attr_types", {})
+        for name, value in node.attrs.items():
+            _attribute(name, value, types.get(name), proto.attribute.add(), outer)
+
+
+def _export_function(function):
+    """A Function as a FunctionProto. Its Constants become Constant nodes (a function has no
+    initializers); onnx 1.12 has no attribute defaults, so only the names are written."""
+    if not hasattr(function, "unique_id"):
+        return function  # an onnx.FunctionProto kept as it is
+    proto = onnx.FunctionProto()
+    proto.name = function.name
+    if function.domain:
+        proto.domain = function.domain
+    proto.input.extend(t.name for t in function.inputs)
+    proto.output.extend(t.name for t in function.outputs)
+    proto.attribute.extend(function.attrs)
+    defaults = sorted(n for n, v in function.attrs.items() if v is not None)
+    if defaults:
+        G_LOGGER.warning(f"Function {function.name}: onnx {onnx.__version__} cannot store "
+                         f"attribute defaults; {defaults} are written as required attributes")
+    constants = [Node("Constant", attrs={"value": t}, outputs=[t.copy()])
+                 for t in function.tensors().values() if isinstance(t, Constant)]
+    _export_nodes(constants + list(function.nodes), proto, frozenset())
+    for node in constants:
+        node.outputs.clear()
+    if function.doc_string:
+        proto.doc_string = function.doc_string
+    if getattr(function, "own_opset_import", True):
+        proto.opset_import.extend(_opset_imports(function))
+    return proto
+
+
 def _export_graph(graph, target, do_type_check=True, outer=None):
     """Writes `graph` into the GraphProto `target`. `outer`: ids of the Constants enclosing
     graphs already hold as initializers; a subgraph uses those and does not copy them (where
@@ -344,24 +452,7 @@ def _export_graph(graph, target, do_type_check=True, outer=None):
                 own_constants.append(tensor)
                 listed.add(id(tensor))
     inner = outer | {id(t) for t in own_constants}
-    names = {}
-    for node in graph.nodes:
-        if node.name and node.name in names and names[node.name] is not node:
-            G_LOGGER.warning(f"Found distinct Nodes that share the same name: '{node.name}'")
-        names.setdefault(node.name, node)
-        proto = target.node.add()
-        proto.op_type = node.op
-        if node.name:
-            proto.name = node.name
-        if node.domain is not None:
-            proto.domain = node.domain
-        proto.input.extend(t.name for t in node.inputs)
-        proto.output.extend(t.name for t in node.outputs)
-        if node.__dict__.get("doc_string"):
-            proto.doc_string = node.doc_string
-        types = node.__dict__.get("_attr_types", {})
-        for name, value in node.attrs.items():
-            _attribute(name, value, types.get(name), proto.attribute.add(), inner)
+    _export_nodes(graph.nodes, target, inner)
 
     target.name = graph.name
     if graph.doc_string:
@@ -445,7 +536,7 @@ def export_onnx(graph, do_type_check=True, **kwargs):
     opset_imports = kwargs.pop("opset_imports", None)
     model.opset_import.extend(opset_imports if opset_imports is not None
                               else _opset_imports(graph))
-    model.functions.extend(kwargs.pop("functions", graph.functions))
+    model.functions.extend(_export_function(f) for f in kwargs.pop("functions", graph.functions))
     model.ir_version = graph.ir_version if graph.ir_version is not None else onnx.IR_VERSION
     # Set only when there is one, so an imported model without them stays without them.
     if graph.producer_name:
