@@ -533,7 +533,9 @@ def ex11_local_function(gs, seed=0):
 
     input_embeds = gs.Variable("input_embeds", dtype=np.float32,
                                shape=("batch", "seqlen", emb_dim))
-    graph = gs.Graph(inputs=[input_embeds], functions=[attn], ir_version=IR)
+    # opset 17 from the start: functions registered for opset 11 by other examples (ex07's
+    # relu) would otherwise take precedence over this example's, as in GraphSurgeon.
+    graph = gs.Graph(inputs=[input_embeds], functions=[attn], ir_version=IR, opset=17)
     out = input_embeds
     for _ in range(n_layers):
         attended = graph.SelfAttention(inputs=[out], attrs=layer_attrs())[0]
