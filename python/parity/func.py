@@ -21,7 +21,7 @@ def extend(extend_func):
 
         @extend(OnnxFromPath("model.onnx"))
         def load_model(model):
-            print(model.input_names)      # returns None: the model is passed on
+            print(model.graph.input)      # returns None: the model is passed on
 
         model = load_model()
 

@@ -29,7 +29,7 @@ class LayerwiseComparator:
         """Runs the comparison and returns a ``LayerwiseRun``.
 
         Args:
-            model: A model or a loader that returns one.
+            model: A model (onnx.ModelProto, gs Graph, parity.Model) or a loader of one.
             other: The other side: a backend name ("onnxrt", "pluginref", a plugin's) or the
                 ``RunResults`` of one runner (loaded from a file saved with mark all).
             reference (str): The streaming side; a backend that can stream (pluginref).
@@ -46,8 +46,10 @@ class LayerwiseComparator:
             local_error (bool): Re-run each node on the reference with the other side's inputs.
             other_is_first (bool): The other side is the first runner (out0).
         """
+        from parity.backend import _models
+
         return _parity.layerwise_compare(
-            model, reference, dict(reference_options or {}),
+            _models.model_loader(model), reference, dict(reference_options or {}),
             other if isinstance(other, _parity.RunResults) else str(other),
             dict(other_options or {}), data_loader,
             None if outputs is None else list(outputs),

@@ -154,10 +154,15 @@ void bind_backend(py::module_& m) {
   m.def(
       "onnx_from_bytes",
       [](const py::bytes& bytes, const std::string& external_data_dir, bool ignore_external_data) {
-        std::string data = bytes;
+        // Parsed in place: a ModelProto's serialized bytes are not copied once more (the
+        // argument keeps the bytes object alive while the GIL is released).
+        char* data = nullptr;
+        Py_ssize_t size = 0;
+        if (PyBytes_AsStringAndSize(bytes.ptr(), &data, &size) != 0) throw py::error_already_set();
+        std::string_view view(data, static_cast<size_t>(size));
         py::gil_scoped_release nogil;
-        return OnnxFromBytes(Loader<std::string>(std::move(data)),
-                             load_options(external_data_dir, ignore_external_data))();
+        return onnx_io::load_model_from_bytes(
+            view, load_options(external_data_dir, ignore_external_data), ".");
       },
       py::arg("bytes"), py::arg("external_data_dir") = "", py::arg("ignore_external_data") = false);
   m.def("bytes_from_onnx", [](const ModelPtr& model) {

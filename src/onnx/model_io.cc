@@ -22,7 +22,7 @@ namespace {
 
 // Parses with protobuf's limits opened to the 2 GB maximum of a serialized message, so that
 // large models with embedded weights load; never aborts on bad bytes.
-bool parse_proto(const std::string& bytes, google::protobuf::MessageLite& message) {
+bool parse_proto(std::string_view bytes, google::protobuf::MessageLite& message) {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) return false;
   google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
                                                 static_cast<int>(bytes.size()));
@@ -35,7 +35,7 @@ std::string read_file(const std::string& path) {
   return read_regular_file(path, fmt::format("load model '{}'", path));
 }
 
-std::shared_ptr<::onnx::ModelProto> parse_model(const std::string& bytes, const std::string& what) {
+std::shared_ptr<::onnx::ModelProto> parse_model(std::string_view bytes, const std::string& what) {
   auto proto = std::make_shared<::onnx::ModelProto>();
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     fail(
@@ -116,8 +116,7 @@ std::shared_ptr<ir::Model> load_model(const std::string& path, const LoadOptions
   });
 }
 
-std::shared_ptr<ir::Model> load_model_from_bytes(const std::string& bytes,
-                                                 const LoadOptions& options,
+std::shared_ptr<ir::Model> load_model_from_bytes(std::string_view bytes, const LoadOptions& options,
                                                  const std::string& base_dir) {
   auto proto = parse_model(bytes, fmt::format("{} bytes", bytes.size()));
   return model_from_proto(std::move(proto), options, base_dir);

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onnx/graph.h"
@@ -19,8 +20,9 @@ struct LoadOptions {
 // Reads and parses a model file. Errors (missing file, corrupt protobuf, unsafe or short
 // external data, cycles, dangling inputs) are parity::Error with the path in the message.
 std::shared_ptr<ir::Model> load_model(const std::string& path, const LoadOptions& options = {});
-// Parses a serialized model held in memory; external data is resolved against `base_dir`.
-std::shared_ptr<ir::Model> load_model_from_bytes(const std::string& bytes,
+// Parses a serialized model held in memory (not copied: the Python module passes a view of a
+// bytes object); external data is resolved against `base_dir`.
+std::shared_ptr<ir::Model> load_model_from_bytes(std::string_view bytes,
                                                  const LoadOptions& options = {},
                                                  const std::string& base_dir = ".");
 // Builds the IR from an already parsed protobuf (kept by the returned model).

@@ -68,12 +68,13 @@ def test_count_mismatch_is_rejected():
 
 
 def test_extend_a_model_loader(identity_model):
-    # The loader's object is reached without leaving the pipeline, and the pipeline stays lazy.
+    # The loader's object (an onnx.ModelProto, as in Polygraphy) is reached without leaving
+    # the pipeline, and the pipeline stays lazy.
     seen = []
 
     @extend(OnnxFromPath(identity_model))
     def load_model(model):
-        seen.append(model.input_names)
+        seen.append([i.name for i in model.graph.input])
 
     assert seen == []
     with PluginRefRunner(load_model) as runner:
@@ -87,6 +88,7 @@ def test_loader_returning_the_wrong_type_is_a_clear_error(identity_model):
     def load_model(model):
         return "not a model"
 
-    with pytest.raises(TypeError, match="the loader returned str, expected a parity.Model"):
+    with pytest.raises(TypeError, match="the loader returned str, expected an onnx.ModelProto, a "
+                       "parity.graphsurgeon.Graph or a parity.Model"):
         with PluginRefRunner(load_model):
             pass

@@ -1,6 +1,7 @@
 """ONNX Runtime (Polygraphy's ``polygraphy.backend.onnxrt``), loaded at run time by Parity's
 C++ backend: no ``onnxruntime`` Python package is needed."""
 from parity import _parity
+from parity.backend import _models
 from parity.backend.base import BaseLoader, BaseRunner, invoke_if_callable
 
 _OPTIMIZATION_LEVELS = {"disable": 0, "disable_all": 0, "basic": 1, "extended": 2, "all": 99}
@@ -10,7 +11,9 @@ class SessionFromOnnx(BaseLoader):
     """Builds an ONNX Runtime session.
 
     Args:
-        model_bytes: A path (str), serialized bytes, a model, or a loader of any of these.
+        model_bytes: A path (str), serialized bytes, an onnx.ModelProto, a
+            ``parity.graphsurgeon.Graph``, a parity.Model, or a loader of any of these. A
+            chain of Parity's ONNX loaders is loaded by C++, not through a ModelProto.
         providers (List[str]): Execution providers in priority order, matched exactly or by
             case-insensitive substring. Default ["cpu"].
         provider_options (List[str]): "key=value" options for non-CPU providers.
@@ -34,11 +37,14 @@ class SessionFromOnnx(BaseLoader):
         self.custom_op_libs = list(custom_op_libs or [])
 
     def call_impl(self):
-        model, _ = invoke_if_callable(self._model_bytes)
+        fast = getattr(self._model_bytes, "_parity_model", None)
+        model = fast() if fast is not None else invoke_if_callable(self._model_bytes)[0]
         if isinstance(model, (bytearray, memoryview)):
             model = bytes(model)
         elif hasattr(model, "__fspath__"):
             model = str(model)
+        elif not isinstance(model, (str, bytes)):
+            model = _models.parity_model(model)
         if not isinstance(self.graph_optimization_level, int):
             raise _parity.ParityUsageError(
                 f"failed to create a session with graph_optimization_level "

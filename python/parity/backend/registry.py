@@ -10,6 +10,7 @@ Options are the backend's command-line options without the leading dashes, dashe
 underscores (``--ort-threads 1`` is ``ort_threads=1``; a list option takes a list).
 """
 from parity import _parity
+from parity.backend import _models
 from parity.backend.base import BaseRunner
 
 
@@ -23,10 +24,12 @@ def make_runner(backend, model, name=None, **options):
 
     Args:
         backend (str): "pluginref", "onnxrt", a plugin's backend name, or a flag ("--onnxrt").
-        model: A model or a loader that returns one (``OnnxFromPath(...)``).
+        model: A model (onnx.ModelProto, gs Graph, parity.Model) or a loader that returns one
+            (``OnnxFromPath(...)``).
         name (str): The runner's name; default "<backend>-runner-N<k>-<date>-<time>".
         options: The backend's options, e.g. ``providers=["cpu"]``, ``ort_threads=1``.
     """
+    model = _models.model_loader(model)
     return BaseRunner(_parity.make_backend_runner(backend, model, options, name or ""))
 
 
