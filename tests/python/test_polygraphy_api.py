@@ -271,10 +271,11 @@ def test_func_extend_on_a_loader_sees_the_loaders_result(identity_model):
 
     @func.extend(OnnxFromPath(identity_model))
     def load(model):
-        seen.append(model.input_names)
+        # An onnx.ModelProto, as Polygraphy's OnnxFromPath gives.
+        seen.append([i.name for i in model.graph.input])
 
     model = load()
-    assert seen == [["x"]] and model.output_names == ["y"]
+    assert seen == [["x"]] and [o.name for o in model.graph.output] == ["y"]
 
 
 def test_constantmethod_checks_only_with_internal_checks(monkeypatch):
