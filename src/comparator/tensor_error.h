@@ -80,6 +80,10 @@ struct TensorErrorStats {
   // it (for elemwise, max over elements of min(abs/atol, rel/rtol)). Scale-free, so nodes of
   // different magnitudes rank against each other.
   double ratio = 0;
+  // Layer-wise runs, for two floating tensors of one type: the largest distance in units in the
+  // last place of that type, and the largest finite |value| of out1 (what one ulp is scaled by).
+  std::optional<double> max_ulps;
+  double max_magnitude = 0;
   ErrorProfile profile;  // filled when with_profile
 };
 

@@ -172,6 +172,127 @@ TEST(CliLayerwise, TwoReferenceRunnersCompareLayerwise) {
   EXPECT_NE(r.output.find("10/10 tensors passed | 1 batch(es)"), std::string::npos) << r.output;
 }
 
+// Python that decodes Polygraphy's results file `path` into {runner: [{name: array}]}.
+const char* kLoadResults = R"(
+import base64, io, json
+import numpy as np
+def load_results(path):
+    doc = json.load(open(path))
+    assert doc['polygraphy_class'] == 'RunResults'
+    out = {}
+    for runner, its in doc['lst']:
+        out[runner] = [{k: np.load(io.BytesIO(base64.b64decode(v['values']['array'])))
+                        for k, v in it['outputs'].items()} for it in its]
+    return out
+)";
+
+// --save-outputs with mark all, one streaming runner: every tensor streamed to the file (a
+// golden file), each equal to NumPy's computation of the model on the saved inputs; then the
+// golden file drives a layer-wise comparison node by node, with local errors from its inputs.
+TEST(CliLayerwise, SaveOutputsStreamsAGoldenFileThatComparesNodeByNode) {
+  TempDir dir;
+  const std::string a = dir.file("a.onnx"), b = dir.file("b.onnx");
+  write_model_from_text(a, divergent_model("Relu"));
+  write_model_from_text(b, divergent_model("LeakyRelu <alpha = 0.5>"));
+  const std::string golden = dir.file("golden.json"), inputs = dir.file("inputs.json");
+  auto save = run_parity({"run", b, "--pluginref", "--onnx-outputs", "mark", "all", "--val-range",
+                          "[-1.5,1.5]", "--iterations", "2", "--save-outputs", golden,
+                          "--save-inputs", inputs});
+  ASSERT_EQ(save.exit_code, 0) << save.output;
+  EXPECT_NE(save.output.find("Saving inference results to " + golden), std::string::npos);
+  EXPECT_EQ(save.output.find("without the layer-wise summary"), std::string::npos) << save.output;
+  CommandResult check = run_python(std::string(kLoadResults) + fmt::format(R"(
+results = load_results('{}')
+feeds = json.load(open('{}'))
+[(runner, its)] = results.items()
+assert runner.startswith('pluginref-runner'), runner
+assert len(its) == 2 and len(feeds) == 2
+for it, feed in zip(its, feeds):
+    x = np.load(io.BytesIO(base64.b64decode(feed['x']['array'])))
+    a = np.sin(x); b = a * a; d = b - np.float32(0.25)
+    e = np.where(d > 0, d, d * np.float32(0.5)); f = np.exp(e); y = f + b
+    assert list(it) == ['a', 'b', 'd', 'e', 'f', 'y'], list(it)
+    for name, want in zip('abdefy', [a, b, d, e, f, y]):
+        assert it[name].dtype == np.float32 and it[name].shape == (4, 64)
+        assert np.allclose(it[name], want, rtol=1e-6, atol=1e-6), name
+print('OK')
+)",
+                                                                           golden, inputs));
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("OK"), std::string::npos) << check.output;
+
+  auto r = run_parity({"run", a, "--pluginref", "--onnx-outputs", "mark", "all", "--load-inputs",
+                       inputs, "--load-outputs", golden, "--local-error"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("Passed: 0/2 iterations"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("First divergence: node '" + kFaulty + "' (Relu), node 5 of 7"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("1. '" + kFaulty + "' (Relu) | local error/tolerance="),
+            std::string::npos)
+      << r.output;
+}
+
+// Two runners layer-wise with --save-outputs: both runners' tensors saved, in command-line
+// order, in Polygraphy's format, while the comparison stays layer-wise.
+TEST(CliLayerwise, SaveOutputsOfALayerwiseRunHoldsBothRunners) {
+  TempDir dir;
+  const std::string a = dir.file("a.onnx"), saved = dir.file("both.json");
+  write_model_from_text(a, divergent_model("Relu"));
+  auto r =
+      run_parity({"run", a, "--onnxrt", "--pluginref", "--onnx-outputs", "mark", "all",
+                  "--val-range", "[-1.5,1.5]", "--save-outputs", saved, "--mark-budget", "2K"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Layer-wise Summary | onnxrt-runner"), std::string::npos) << r.output;
+  CommandResult check = run_python(std::string(kLoadResults) + fmt::format(R"(
+results = load_results('{}')
+names = list(results)
+assert len(names) == 2 and names[0].startswith('onnxrt-runner') and names[1].startswith('pluginref-runner'), names
+ort, ref = results[names[0]][0], results[names[1]][0]
+assert list(ort) == list(ref) == ['a', 'b', 'd', 'e', 'f', 'y'], (list(ort), list(ref))
+for k in ort:
+    assert np.allclose(ort[k], ref[k], rtol=1e-5, atol=1e-5), k
+print('OK')
+)",
+                                                                           saved));
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("OK"), std::string::npos) << check.output;
+  // The saved file reads back as two runners' results.
+  auto inspect = run_parity({"inspect", "data", saved});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+}
+
+// A golden file that Polygraphy saved (fixtures/layerwise_golden/README.md): compared node by
+// node, the first divergence is the node whose scale differs, and its local error comes from the
+// golden file's inputs to it.
+TEST(CliLayerwise, GoldenFileSavedByPolygraphyComparesNodeByNode) {
+  const std::string dir = source_path("tests/cli/fixtures/layerwise_golden");
+  auto r = run_parity({"run", dir + "/a.onnx", "--pluginref", "--onnx-outputs", "mark", "all",
+                       "--load-inputs", dir + "/inputs.json", "--load-outputs",
+                       dir + "/golden.json", "--local-error"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("2/4 tensors passed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("First divergence: node 'norm2' (InstanceNormalization), node 3 of 4"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Inputs: 'i1' passes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("4. 'copy2' (Identity) | local error/tolerance=0 |"), std::string::npos)
+      << r.output;
+  auto b = run_parity({"run", dir + "/b.onnx", "--pluginref", "--onnx-outputs", "mark", "all",
+                       "--load-inputs", dir + "/inputs.json", "--load-outputs",
+                       dir + "/golden.json", "--atol", "1e-5", "--rtol", "1e-5"});
+  EXPECT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_NE(b.output.find("4/4 tensors passed"), std::string::npos) << b.output;
+}
+
+TEST(CliLayerwise, LocalErrorWithoutASecondSourceIsAUsageError) {
+  auto r =
+      run_parity({"run", source_path("examples/tiny_cnn.onnx"), "--pluginref", "--onnx-outputs",
+                  "mark", "all", "--local-error", "--save-outputs", "/tmp/never-written.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("failed to use --local-error"), std::string::npos) << r.output;
+}
+
 TEST(CliInspect, ManyOutputsGetOneLineEach) {
   TempDir dir;
   const std::string model = dir.file("chain.onnx"), saved = dir.file("out.json");
