@@ -34,7 +34,8 @@ def chain(path, nodes, size=1 << 20):
 
 
 def measure(cmd):
-    """Wall seconds and peak RSS (MiB) of one child process; its output when it fails."""
+    """Wall seconds, CPU seconds (user + system: what other loads on the machine change least)
+    and peak RSS (MiB) of one child process; its output when it fails."""
     start = time.perf_counter()
     pid = os.fork()
     if pid == 0:
@@ -46,7 +47,7 @@ def measure(cmd):
     if os.waitstatus_to_exitcode(status) != 0:
         out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         sys.exit(f"failed: {' '.join(cmd)}\n{out.stdout[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main():
@@ -57,8 +58,8 @@ def main():
     parser.add_argument("--pairs", default="pluginref+onnxrt,pluginref+pluginref")
     args = parser.parse_args()
     parity = os.path.abspath(args.parity)
-    print(f"| nodes | run | seconds | s/node | peak RSS |")
-    print(f"|---:|---|---:|---:|---:|")
+    print("| nodes | run | wall s | CPU s | CPU per node | peak RSS |")
+    print("|---:|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as d:
         for n in [int(v) for v in args.nodes.split(",")]:
             model = os.path.join(d, f"chain{n}.onnx")
@@ -70,8 +71,8 @@ def main():
                              [f"--{a}", f"--{b}", "--onnx-outputs", "mark", "all",
                               "--mark-budget", args.budget]))
             for label, flags in runs:
-                seconds, peak = measure([parity, "run", model, *flags])
-                print(f"| {n} | {label} | {seconds:.2f} | {seconds / n * 1000:.2f} ms "
+                seconds, cpu, peak = measure([parity, "run", model, *flags])
+                print(f"| {n} | {label} | {seconds:.2f} | {cpu:.2f} | {cpu / n * 1000:.2f} ms "
                       f"| {peak:.0f} MiB |", flush=True)
 
 

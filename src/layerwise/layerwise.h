@@ -83,6 +83,11 @@ struct NodeResult {
   // inputs, compared with the other backend's outputs (what the node itself adds).
   std::optional<double> local_ratio;
   std::optional<bool> local_passed;
+  // The local error in ulps of the outputs' floating type (the largest over outputs), and
+  // that type: how far the other backend's result is from the reference's, which is correctly
+  // rounded (computed in double, rounded once), for the same inputs.
+  std::optional<double> local_max_ulps;
+  DataType local_dtype = DataType::kUndefined;
   std::string local_note;  // why there is no local error
   // Its inputs pass and its outputs fail, yet its local error passes: it rounded a difference it
   // inherited past the tolerance (a Cast to float16 turning 4e-7 into one float16 ulp). Never

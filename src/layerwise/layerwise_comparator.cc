@@ -130,6 +130,8 @@ class SlicedBatches {
       for (const auto& out : nodes[i].outputs)
         if (!out.empty() && !constants_.count(out)) outputs.push_back(out);
 
+    logger().verbose("Layer-wise | {} computes nodes {} to {} of {} ({} input(s), {} output(s))",
+                     runner_name_, next_ + 1, end + 1, nodes.size(), inputs.size(), outputs.size());
     const Severity shown = logger().severity();
     struct Restore {
       Severity severity;

@@ -108,8 +108,17 @@ void log_layerwise_summary(const LayerwiseResult& r, const LayerwiseOptions& opt
     logger().info("Inputs: {}", tensor_list(r, n.inputs, metric));
     logger().info("Outputs: {}", tensor_list(r, n.outputs, metric));
     if (n.local_ratio)
-      logger().info("Local error (its inputs from {}, recomputed on {}): error/tolerance={}",
-                    options.other_name, options.reference_name, format_g(*n.local_ratio, 3));
+      logger().info(
+          "Local error (its inputs from {}, recomputed on {}): error/tolerance={}{}",
+          options.other_name, options.reference_name, format_g(*n.local_ratio, 3),
+          n.local_max_ulps ? fmt::format(", max-ulps={}", format_g(*n.local_max_ulps, 6)) : "");
+    if (n.local_max_ulps && *n.local_max_ulps >= 1 && !n.local_passed.value_or(true))
+      logger().error(
+          "Finding: from the same inputs, {}'s {} {} differs by up to {} ulp(s) from the "
+          "reference's result, which is computed in double and rounded once (correctly "
+          "rounded): {}'s {} {} is not correctly rounded",
+          options.other_name, dtype_name(n.local_dtype), n.op_type, format_g(*n.local_max_ulps, 6),
+          options.other_name, dtype_name(n.local_dtype), n.op_type);
     if (!r.path.empty()) logger().info("Path from the input: {}", fmt::join(r.path, " -> "));
   } else if (failed > 0) {
     logger().warning(

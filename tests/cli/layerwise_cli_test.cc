@@ -285,6 +285,102 @@ TEST(CliLayerwise, GoldenFileSavedByPolygraphyComparesNodeByNode) {
   EXPECT_NE(b.output.find("4/4 tensors passed"), std::string::npos) << b.output;
 }
 
+// A real float16 model on both backends. Whether ONNX Runtime's float16 Add is correctly rounded
+// is decided by NumPy from the saved tensors (its own inputs added in float64, rounded once);
+// Parity must name the Add the first divergence with the finding exactly when NumPy finds
+// it is not, and the Casts before it (identical on both) must pass.
+TEST(CliLayerwise, Float16FindingsAgreeWithNumPy) {
+  TempDir dir;
+  const std::string model = dir.file("half.onnx"), saved = dir.file("half.json");
+  write_model_from_text(model, R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4096] x, float[4096] z) => (float16[4096] y) {
+      s = Sin(x)
+      h = Cast <to = 10> (s)
+      k = Cast <to = 10> (z)
+      a = Add(h, k)
+      y = Mul(a, k)
+    })");
+  auto r = run_parity({"run", model, "--onnxrt", "--pluginref", "--onnx-outputs", "mark", "all",
+                       "--val-range", "[-3,3]", "--save-outputs", saved});
+  CommandResult check = run_python(std::string(kLoadResults) + fmt::format(R"(
+results = load_results('{}')
+for runner, [it] in results.items():
+    exact = (it['h'].astype(np.float64) + it['k'].astype(np.float64)).astype(np.float16)
+    print(runner.split('-')[0], 'ROUNDED' if np.array_equal(exact, it['a']) else 'NOT-ROUNDED')
+)",
+                                                                           saved));
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("pluginref ROUNDED"), std::string::npos) << check.output;
+  EXPECT_NE(r.output.find("'h' (dtype=float16, shape=(4096,)) | PASSED"), std::string::npos)
+      << r.output;
+  const bool ort_rounds = check.output.find("onnxrt ROUNDED") != std::string::npos;
+  const std::string finding = "float16 Add is not correctly rounded";
+  if (ort_rounds) {
+    EXPECT_EQ(r.output.find(finding), std::string::npos) << r.output;
+  } else {
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("First divergence: node 'Add_3' (Add), node 4 of 5"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find(finding), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("one float16 ulp needs --rtol 0.000977 (2^-10)"), std::string::npos)
+        << r.output;
+  }
+}
+
+// The "Comparing Output" lines of a run, in order.
+std::vector<std::string> comparison_lines(const std::string& output) {
+  std::vector<std::string> lines;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("Comparing Output:") != std::string::npos) lines.push_back(line);
+  return lines;
+}
+
+// With a budget of one node per batch, ONNX Runtime computes each batch's slice of the model
+// alone, fed with its own earlier values ('b' crosses from the second node to the last): every
+// tensor's error is the same as when one batch computes the whole model, local errors included.
+TEST(CliLayerwise, SlicedBatchesGiveTheWholeModelsAnswer) {
+  TempDir dir;
+  const std::string a = dir.file("a.onnx");
+  write_model_from_text(a, divergent_model("Relu"));
+  std::vector<std::string> flags = {"run",  a,     "--pluginref",   "--onnxrt",    "--onnx-outputs",
+                                    "mark", "all", "--local-error", "--val-range", "[-1.5,1.5]",
+                                    "-v"};
+  auto whole = run_parity(flags);
+  flags.insert(flags.end(), {"--mark-budget", "2K"});
+  auto sliced = run_parity(flags);
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  ASSERT_EQ(sliced.exit_code, 0) << sliced.output;
+  EXPECT_NE(whole.output.find("| 1 batch(es)"), std::string::npos) << whole.output;
+  EXPECT_NE(sliced.output.find("| 6 batch(es)"), std::string::npos) << sliced.output;
+  // Each batch computes its own nodes only: the last one is the final Add, fed with 'f' and 'b'.
+  EXPECT_NE(sliced.output.find("computes nodes 1 to 1 of 7"), std::string::npos) << sliced.output;
+  EXPECT_NE(sliced.output.find("computes nodes 7 to 7 of 7 (2 input(s), 1 output(s))"),
+            std::string::npos)
+      << sliced.output;
+  EXPECT_NE(whole.output.find("computes nodes 1 to 7 of 7"), std::string::npos) << whole.output;
+  const auto lines = comparison_lines(whole.output);
+  EXPECT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines, comparison_lines(sliced.output));
+  // Max errors are not all zero: the comparison compares two backends' own values.
+  EXPECT_NE(whole.output.find("max-abs=5.9605e-08"), std::string::npos) << whole.output;
+}
+
+// Several iterations whose marked tensors fit the budget: one ONNX Runtime session for the run.
+TEST(CliLayerwise, OnnxRuntimeSessionIsBuiltOncePerRun) {
+  auto r = run_parity({"run", source_path("examples/tiny_cnn.onnx"), "--onnxrt", "--pluginref",
+                       "--onnx-outputs", "mark", "all", "--iterations", "5", "-v"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Passed: 5/5 iterations"), std::string::npos) << r.output;
+  size_t sessions = 0;
+  for (size_t at = r.output.find("Creating ONNX-Runtime Inference Session");
+       at != std::string::npos;
+       at = r.output.find("Creating ONNX-Runtime Inference Session", at + 1))
+    ++sessions;
+  EXPECT_EQ(sessions, 1u) << r.output;
+}
+
 TEST(CliLayerwise, LocalErrorWithoutASecondSourceIsAUsageError) {
   auto r =
       run_parity({"run", source_path("examples/tiny_cnn.onnx"), "--pluginref", "--onnx-outputs",
