@@ -75,9 +75,13 @@ class SlicedBatches {
     feed_ = &feed;
     next_ = 0;
     frontier_ = TensorMap();
+    whole_model_ = false;
   }
 
   TensorMap fetch(const std::vector<std::string>& names) {
+    // A value a slice would need that is not a tensor here (a sequence, say): this iteration's
+    // remaining batches run the whole model, as backends without slices do.
+    if (whole_model_) return backend_.fetch_tensors(model_, *feed_, names, runner_name_);
     std::optional<size_t> end;
     for (const auto& name : names) {
       auto p = producer_.find(name);
@@ -86,7 +90,14 @@ class SlicedBatches {
     }
     TensorMap batch;
     TensorMap computed;
-    if (end) computed = run_slice(*end);
+    if (end) {
+      std::optional<TensorMap> slice = run_slice(*end);
+      if (!slice) {
+        whole_model_ = true;
+        return fetch(names);
+      }
+      computed = std::move(*slice);
+    }
     for (const auto& name : names)
       if (const Tensor* t = computed.find(name))
         batch.set(name, *t);
@@ -106,8 +117,9 @@ class SlicedBatches {
   }
 
  private:
-  // Runs nodes [next_, end]; returns every output of the slice.
-  TensorMap run_slice(size_t end) {
+  // Runs nodes [next_, end]; returns every output of the slice, or nullopt when an input it
+  // needs is not at hand.
+  std::optional<TensorMap> run_slice(size_t end) {
     const auto& nodes = model_->graph.nodes;
     std::vector<onnx_io::SliceInput> inputs;
     TensorMap feed;
@@ -122,7 +134,14 @@ class SlicedBatches {
         if (in.empty() || in_slice(in) || constants_.count(in) || !seen.insert(in).second) continue;
         const Tensor* value = frontier_.find(in);
         if (!value) value = feed_->find(in);
-        if (!value) continue;  // an initializer: the slice has it
+        if (!value && model_->graph.initializers.count(in)) continue;  // the slice has it
+        if (!value) {
+          logger().verbose(
+              "Layer-wise | {}: '{}' is not a tensor held for the next slice; the "
+              "rest of this iteration runs the whole model per batch",
+              runner_name_, in);
+          return std::nullopt;
+        }
         inputs.push_back({in, value->dtype(), value->shape()});
         feed.set(in, *value);
       }
@@ -167,6 +186,7 @@ class SlicedBatches {
   size_t next_ = 0;
   TensorMap frontier_;
   int batches_ = 0;
+  bool whole_model_ = false;
   std::unique_ptr<Runner> kept_;
   std::string kept_key_;  // the inputs and shapes kept_ was made for
 
