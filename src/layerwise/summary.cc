@@ -126,8 +126,10 @@ void log_layerwise_summary(const LayerwiseResult& r, const LayerwiseOptions& opt
         "or it has a failing input compared before it: a marked tensor is missing, or a graph "
         "input differs)");
   }
+  constexpr size_t kRoundingShown = 10;
+  size_t rounding = 0;
   for (const NodeResult& n : r.nodes) {
-    if (!n.rounds_inherited) continue;
+    if (!n.rounds_inherited || ++rounding > kRoundingShown) continue;
     logger().info(
         "Rounding of inherited error, not a divergence: node '{}' ({}): its inputs pass ({}), "
         "its outputs fail ({}), and recomputed from {}'s inputs it passes (local "
@@ -135,6 +137,8 @@ void log_layerwise_summary(const LayerwiseResult& r, const LayerwiseOptions& opt
         n.name, n.op_type, tensor_list(r, n.inputs, metric), tensor_list(r, n.outputs, metric),
         options.other_name, format_g(n.local_ratio.value_or(0), 3));
   }
+  if (rounding > kRoundingShown)
+    logger().info("... and {} more node(s) that round inherited error", rounding - kRoundingShown);
   log_half_precision_hint(r);
   if (!r.top_local.empty()) {
     logger().info(
