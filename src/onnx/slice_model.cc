@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include "core/error.h"
 #include "onnx/model_io.h"
@@ -98,12 +99,28 @@ std::shared_ptr<ir::Model> ModelSlicer::slice(size_t begin, size_t end,
       *out->add_initializer() = g.initializer(init->second);
     }
   }
+  // Types the model does not give are inferred on the slice (ONNX requires an output's type;
+  // the slice's inputs are typed exactly, so inference usually finds them).
+  std::unordered_map<std::string, ::onnx::ValueInfoProto> inferred;
+  {
+    ::onnx::ModelProto typed = *proto;
+    try {
+      ::onnx::shape_inference::InferShapes(typed);
+      for (const auto& v : typed.graph().value_info())
+        if (v.has_type()) inferred.emplace(v.name(), v);
+    } catch (const std::exception&) {
+      // A node without a schema (a custom op): its outputs keep the name alone.
+    }
+  }
   for (const auto& name : outputs) {
     if (auto o = graph_output_.find(name);
         o != graph_output_.end() && g.output(o->second).has_type())
       *out->add_output() = g.output(o->second);
-    else if (auto v = value_info_.find(name); v != value_info_.end())
+    else if (auto v = value_info_.find(name);
+             v != value_info_.end() && g.value_info(v->second).has_type())
       *out->add_output() = g.value_info(v->second);
+    else if (auto i = inferred.find(name); i != inferred.end())
+      *out->add_output() = i->second;
     else
       out->add_output()->set_name(name);
   }
