@@ -58,6 +58,11 @@ struct ErrorProfile {
   int64_t heat_rows = 0, heat_cols = 0;  // 0 when there is no heatmap
   int64_t rows = 0, cols = 0;            // the full size of the last two dims
   std::vector<float> heat;               // row-major; NaN errors count as +inf
+  // Layer-wise runs with a report, rank >= 3: the same heatmap for each index of the
+  // third-to-last dim (the channel of NCHW), the first kHeatChannels of them, so that the
+  // report can show one channel instead of the maximum over all.
+  static constexpr int kHeatChannels = 16;
+  std::vector<std::vector<float>> channel_heat;
 };
 
 // Everything kept about one compared pair (out0 is the first runner's, out1 the reference of

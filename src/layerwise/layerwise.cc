@@ -6,6 +6,7 @@
 
 #include "core/logger.h"
 #include "core/py_format.h"
+#include "layerwise/channel_heat.h"
 #include "layerwise/ulps.h"
 
 namespace parity {
@@ -150,6 +151,7 @@ void LayerwiseComparison::compare_held(const Held& held, const TensorMap& other)
     const Tensor& out0 = options_.other_is_first ? *theirs : ref;
     const Tensor& out1 = options_.other_is_first ? ref : *theirs;
     TensorErrorStats s = compare_tensors(name, out0, out1, options_.compare);
+    if (options_.compare.with_profile && s.compared) add_channel_heatmaps(out0, out1, s.profile);
     if (s.compared && s.max_abs == 0 && s.nan_count == 0 && significand_bits(out0.dtype()) > 0 &&
         out0.dtype() == out1.dtype()) {
       s.max_ulps = 0;  // equal everywhere (±0 alike): no pass over the elements needed

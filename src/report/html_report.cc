@@ -99,7 +99,20 @@ std::string outputs_json(const HtmlReportData& d, const std::vector<size_t>& det
         if (k) out += ',';
         out += json_number(static_cast<double>(p.heat[k]));
       }
-      out += "]}";
+      out += "]";
+      if (!p.channel_heat.empty()) {
+        out += ",\"channels\":[";
+        for (size_t c = 0; c < p.channel_heat.size(); ++c) {
+          out += c ? ",[" : "[";
+          for (size_t k = 0; k < p.channel_heat[c].size(); ++k) {
+            if (k) out += ',';
+            out += json_number(static_cast<double>(p.channel_heat[c][k]));
+          }
+          out += "]";
+        }
+        out += "]";
+      }
+      out += "}";
     }
     out += "}";
   }
@@ -424,11 +437,10 @@ try {
   var filter = document.getElementById('filter');
   filter.addEventListener('input', function(){ var q = filter.value.toLowerCase();
     Array.prototype.forEach.call(body.rows, function(r){ r.style.display = r.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none'; }); });
-  Array.prototype.forEach.call(document.querySelectorAll('canvas.heat'), function(c){
-    var h = data.outputs[+c.getAttribute('data-index')].heat; if (!h) return;
+  var draw = function(c, h, values){
     var scale = Math.max(4, Math.floor(256 / Math.max(h.rows, h.cols)));
     c.width = h.cols * scale; c.height = h.rows * scale;
-    var vals = h.values.map(num), pos = vals.filter(function(v){ return v > 0 && isFinite(v); });
+    var vals = values.map(num), pos = vals.filter(function(v){ return v > 0 && isFinite(v); });
     var lo = pos.length ? Math.log10(Math.min.apply(null, pos)) : 0, hi = pos.length ? Math.log10(Math.max.apply(null, pos)) : 1;
     if (hi - lo < 1e-9) lo = hi - 1;
     var ctx = c.getContext('2d');
@@ -441,6 +453,16 @@ try {
     var legend = c.parentNode.querySelector('.heat-legend');
     if (legend) { legend.querySelector('.lo').textContent = fmt(Math.pow(10, lo));
       legend.querySelector('.hi').textContent = fmt(Math.pow(10, hi)); }
+  };
+  Array.prototype.forEach.call(document.querySelectorAll('canvas.heat'), function(c){
+    var h = data.outputs[+c.getAttribute('data-index')].heat; if (!h) return;
+    draw(c, h, h.values);
+    if (!h.channels) return;
+    var select = document.createElement('select'); select.className = 'channel';
+    var all = document.createElement('option'); all.value = ''; all.textContent = 'every channel (max)'; select.appendChild(all);
+    h.channels.forEach(function(ch, k){ var o = document.createElement('option'); o.value = k; o.textContent = 'channel ' + k; select.appendChild(o); });
+    select.addEventListener('change', function(){ draw(c, h, select.value === '' ? h.values : h.channels[+select.value]); });
+    c.parentNode.insertBefore(select, c);
   });
   document.body.setAttribute('data-rendered', 'ok');
 } catch (e) { document.body.setAttribute('data-rendered', 'error: ' + e); }

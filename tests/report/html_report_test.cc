@@ -206,5 +206,63 @@ TEST(ReportHtml, DeepModelChartLinksAndCollapsibleSections) {
   EXPECT_EQ(dom.find(">1e8</text>"), std::string::npos);
 }
 
+// The heatmap of a rank-4 tensor offers each channel: the other side differs in channel 1 only,
+// so channel 1's cells hold the error and the other channels' are zero; the page gets a
+// channel picker with "every channel" and the three channels.
+TEST(ReportHtml, HeatmapOffersTheChoiceOfChannel) {
+  auto model_with = [](const std::string& shift) {
+    return model_from_text(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,3,4,5] x) => (float[2,3,4,5] y)
+      <float[1,3,1,1] s = {)" +
+                           shift + R"(}>
+      { y = Add(x, s) })");
+  };
+  auto reference = model_with("0.0, 0.0, 0.0"), other = model_with("0.0, 0.5, 0.0");
+  TensorMap feed;
+  feed.set("x", Tensor(DataType::kFloat32, {2, 3, 4, 5}));
+  BatchFetcher fetch = [&](const std::vector<std::string>& names) {
+    ref::Executor executor(other);
+    TensorMap all = executor.run(feed, names);
+    TensorMap batch;
+    for (const auto& n : names) batch.set(n, all.at(n));
+    return batch;
+  };
+  LayerwiseOptions options;
+  options.compare.with_profile = true;
+  LayerwiseComparison comparison(reference->graph, {"y"}, options, fetch);
+  ref::Executor executor(reference);
+  executor.set_observer([&](const ir::Node& node, const std::vector<Value>& outputs) {
+    comparison.on_node(node, outputs);
+  });
+  LogCapture log;
+  executor.run(feed);
+  const LayerwiseResult result = comparison.finish();
+  ASSERT_EQ(result.tensors.size(), 1u);
+  const ErrorProfile& p = result.tensors[0].profile;
+  ASSERT_EQ(p.channel_heat.size(), 3u);
+  for (size_t c = 0; c < 3; ++c) {
+    ASSERT_EQ(p.channel_heat[c].size(), 20u);  // 4 x 5 cells
+    for (float v : p.channel_heat[c]) EXPECT_EQ(v, c == 1 ? 0.5f : 0.0f) << c;
+  }
+  for (float v : p.heat) EXPECT_EQ(v, 0.5f);  // the maximum over channels
+
+  HtmlReportData data;
+  data.runner0 = "pluginref";
+  data.runner1 = "other";
+  data.passed = result.passed();
+  data.outputs = result.tensors;
+  data.layerwise = &result;
+  TempDir dir;
+  write_text(dir.file("channels.html"), render_html_report(data));
+  const std::string dom = rendered_dom(dir.file("channels.html"));
+  EXPECT_NE(dom.find("data-rendered=\"ok\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_NE(dom.find("<select class=\"channel\"><option value=\"\">every channel (max)</option>"
+                     "<option value=\"0\">channel 0</option><option value=\"1\">channel 1"
+                     "</option><option value=\"2\">channel 2</option></select>"),
+            std::string::npos)
+      << dom;
+}
+
 }  // namespace
 }  // namespace parity::testing
