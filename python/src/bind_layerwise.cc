@@ -162,6 +162,7 @@ void bind_layerwise(py::module_& m) {
       .def_readonly("max_rel", &TensorErrorStats::max_rel)
       .def_readonly("mean_rel", &TensorErrorStats::mean_rel)
       .def_readonly("ratio", &TensorErrorStats::ratio)
+      .def_readonly("max_ulps", &TensorErrorStats::max_ulps)
       .def("__repr__", [](const TensorErrorStats& s) {
         return fmt::format("<TensorErrorStats '{}' {} max_abs={} max_rel={}>", s.name,
                            s.passed ? "passed" : "failed", s.max_abs, s.max_rel);
@@ -177,6 +178,8 @@ void bind_layerwise(py::module_& m) {
       .def_readonly("local_ratio", &NodeResult::local_ratio)
       .def_readonly("local_passed", &NodeResult::local_passed)
       .def_readonly("local_note", &NodeResult::local_note)
+      .def_readonly("local_max_ulps", &NodeResult::local_max_ulps)
+      .def_readonly("rounds_inherited", &NodeResult::rounds_inherited)
       .def("__repr__", [](const NodeResult& n) {
         return fmt::format("<NodeResult '{}' ({}) {}>", n.name, n.op_type,
                            node_status_name(n.status));

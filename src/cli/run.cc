@@ -50,10 +50,12 @@ std::string why_not_layerwise(const RunArgs& args, const std::vector<ConfiguredB
     return "no selected backend can stream its tensors (--pluginref can)";
   const bool pair = (backends.size() == 2 && cmp.load_outputs.empty()) ||
                     (backends.size() == 1 && cmp.load_outputs.size() == 1);
-  if (!pair)
+  // One streaming runner saving every marked tensor, streamed to the file.
+  const bool streamed_save =
+      backends.size() == 1 && cmp.load_outputs.empty() && !cmp.save_outputs.empty();
+  if (!pair && !streamed_save)
     return "it compares the reference with exactly one other source (a second runner, or one "
            "--load-outputs file)";
-  if (!cmp.save_outputs.empty()) return "--save-outputs needs every output in memory";
   if (cmp.top_k) return "--postprocess needs every output in memory";
   if (cmp.validate) return "--validate needs every output in memory";
   if (cmp.compare == "indices") return "--compare indices needs every output in memory";
@@ -93,6 +95,10 @@ void check_requests(const RunArgs& args, const std::vector<ConfiguredBackend>& b
         "failed to use --local-error: it needs a layer-wise run, and this run is not one: "
         "{}",
         why_not_layerwise);
+  if (cmp.local_error && backends.size() + cmp.load_outputs.size() < 2)
+    fail_usage(
+        "failed to use --local-error: it splits the error between two sources, and this run "
+        "compares nothing; give two runners, or a runner and --load-outputs");
   if (!cmp.report.empty() && backends.size() + cmp.load_outputs.size() < 2)
     fail_usage(
         "failed to use --report '{}': a report shows a comparison, and this run compares "
@@ -176,6 +182,49 @@ std::vector<std::string> failing_outputs(const AccuracyResult& accuracy) {
   return names;
 }
 
+// --save-outputs of a layer-wise run: every tensor of the runners that ran, written as it is
+// compared and then released, in Polygraphy's file format (runners in command-line order; saved
+// results loaded as the other side are not saved again).
+class SavingSink : public LayerwiseSink {
+ public:
+  // `reference_first`: the reference is the first runner. `with_other`: the other side is a
+  // runner (not loaded results).
+  SavingSink(const std::string& path, bool reference_first, bool with_other)
+      : out_(path, with_other ? 2 : 1),
+        reference_(reference_first || !with_other ? 0 : 1),
+        other_(with_other ? std::optional<size_t>(reference_first ? 1 : 0) : std::nullopt) {}
+
+  void runners(const std::string& reference, const std::string& other) override {
+    names_[reference_] = reference;
+    out_.set_runner_name(reference_, reference);
+    if (other_) {
+      names_[*other_] = other;
+      out_.set_runner_name(*other_, other);
+    }
+  }
+  void begin_iteration(size_t) override {
+    out_.begin_iteration(reference_);
+    if (other_) out_.begin_iteration(*other_);
+  }
+  void tensor(bool reference, const std::string& name, const Tensor& value) override {
+    if (reference)
+      out_.add(reference_, name, value);
+    else if (other_)
+      out_.add(*other_, name, value);
+  }
+  void end_iteration(size_t) override {
+    out_.end_iteration(reference_, std::nullopt, names_[reference_]);
+    if (other_) out_.end_iteration(*other_, std::nullopt, names_[*other_]);
+  }
+  void finish() { out_.finish(); }
+
+ private:
+  io::RunResultsStream out_;
+  size_t reference_;
+  std::optional<size_t> other_;
+  std::string names_[2];
+};
+
 void save_inputs(const std::string& path, const std::vector<TensorMap>& feeds) {
   logger().info("Saving inference input data to {}", path);
   io::save_inputs(path, feeds);
@@ -200,11 +249,27 @@ RunVerdict run_layerwise(const RunArgs& args, const std::vector<ConfiguredBacken
   options.strict_inputs = args.data.strict_inputs;
   std::vector<TensorMap> used_feeds;
   if (!cmp.save_inputs.empty()) options.used_feeds = &used_feeds;
+  const size_t ref_at = *streaming_backend(backends);
+  std::optional<SavingSink> saving;
+  if (!cmp.save_outputs.empty()) {
+    saving.emplace(cmp.save_outputs, /*reference_first=*/ref_at == 0, backends.size() == 2);
+    options.sink = &*saving;
+  }
 
   ModelPtr model = args.model.loader(/*marked=*/false)();  // layer-wise marks its own
   check_input_names(args, *model);
   check_output_names(cmp, marked_tensor_names(*model, options));
-  const size_t ref_at = *streaming_backend(backends);
+  if (backends.size() == 1 && cmp.load_outputs.empty()) {
+    // One streaming runner saving its marked tensors: nothing to compare.
+    const auto [runner, iterations] =
+        LayerwiseComparator::stream(model, backends[ref_at], feeds, options);
+    if (!cmp.save_inputs.empty()) save_inputs(cmp.save_inputs, used_feeds);
+    logger().info("Saving inference results to {}", cmp.save_outputs);
+    saving->finish();
+    RunResults ran;
+    ran.add(std::vector<IterationResult>(iterations), runner);
+    return RunVerdict::inference_only(ran);
+  }
   LayerwiseSource other;
   std::optional<RunResults> saved;
   if (backends.size() == 2) {
@@ -229,6 +294,10 @@ RunVerdict run_layerwise(const RunArgs& args, const std::vector<ConfiguredBacken
     break;
   }
   if (!cmp.save_inputs.empty()) save_inputs(cmp.save_inputs, used_feeds);
+  if (saving) {
+    logger().info("Saving inference results to {}", cmp.save_outputs);
+    saving->finish();
+  }
   if (!cmp.report.empty() && !run.iterations.empty())
     write_html_report(cmp.report, report_from_layerwise(run), invoked_command());
   return RunVerdict::from_iterations(run.iterations.size(), run.passed_count());

@@ -58,6 +58,11 @@ struct ErrorProfile {
   int64_t heat_rows = 0, heat_cols = 0;  // 0 when there is no heatmap
   int64_t rows = 0, cols = 0;            // the full size of the last two dims
   std::vector<float> heat;               // row-major; NaN errors count as +inf
+  // Layer-wise runs with a report, rank >= 3: the same heatmap for each index of the
+  // third-to-last dim (the channel of NCHW), the first kHeatChannels of them, so that the
+  // report can show one channel instead of the maximum over all.
+  static constexpr int kHeatChannels = 16;
+  std::vector<std::vector<float>> channel_heat;
 };
 
 // Everything kept about one compared pair (out0 is the first runner's, out1 the reference of
@@ -80,6 +85,10 @@ struct TensorErrorStats {
   // it (for elemwise, max over elements of min(abs/atol, rel/rtol)). Scale-free, so nodes of
   // different magnitudes rank against each other.
   double ratio = 0;
+  // Layer-wise runs, for two floating tensors of one type: the largest distance in units in the
+  // last place of that type, and the largest finite |value| of out1 (what one ulp is scaled by).
+  std::optional<double> max_ulps;
+  double max_magnitude = 0;
   ErrorProfile profile;  // filled when with_profile
 };
 

@@ -100,6 +100,14 @@ void write_all(int fd, std::string_view bytes, std::string_view what) {
 }  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view what) {
+  write_file_atomically_streamed(
+      path, [&](const std::function<void(std::string_view)>& write) { write(bytes); }, what);
+}
+
+void write_file_atomically_streamed(
+    const std::string& path,
+    const std::function<void(const std::function<void(std::string_view)>&)>& produce,
+    std::string_view what) {
   const std::string named = fmt::format("{} '{}'", what, path);
   if (path.empty()) fail("failed to write {}: the path is empty; give a file path", what);
   if (path.find('\0') != std::string::npos)
@@ -118,7 +126,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes, std:
     int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) fail("failed to write {}: {}", named, std::strerror(errno));
     try {
-      write_all(fd, bytes, named);
+      produce([&](std::string_view bytes) { write_all(fd, bytes, named); });
     } catch (...) {
       ::close(fd);
       throw;
@@ -147,7 +155,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes, std:
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) fail("failed to write {}: {}", named, std::strerror(errno));
   try {
-    write_all(fd, bytes, named);
+    produce([&](std::string_view bytes) { write_all(fd, bytes, named); });
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,14 @@ std::string read_regular_file(const std::string& path, std::string_view action,
 // Writes `bytes` to `path` as described above; `what` names the file in messages.
 void write_file_atomically(const std::string& path, std::string_view bytes,
                            std::string_view what = "file");
+
+// The same, for content made piece by piece: `produce` is called once and hands each piece to
+// the function it is given, so a large file is never held whole. Its exceptions abandon the
+// temporary file and leave `path` as it was.
+void write_file_atomically_streamed(
+    const std::string& path,
+    const std::function<void(const std::function<void(std::string_view)>&)>& produce,
+    std::string_view what = "file");
 
 // "a FIFO (named pipe)", "a character device", ... for a stat mode that is not a regular file.
 std::string describe_file_type(unsigned mode);

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/value_tensors.h"
+#include "core/error.h"
 #include "core/file_util.h"
 #include "io/base64.h"
 #include "io/json_parser.h"
@@ -65,6 +66,8 @@ class PyJsonWriter {
   void string(std::string_view utf8);
   void number(double v);
   void null() { out += "null"; }
+  // The innermost container already holds an element (the next element() writes a comma).
+  void mark_nonempty() { empty_.back() = false; }
 
  private:
   void newline() {
@@ -584,6 +587,139 @@ std::vector<TensorMap> inputs_from_json(const std::string& text) {
     feeds.push_back(std::move(feed));
   }
   return feeds;
+}
+
+struct RunResultsStream::Section {
+  std::string runner;
+  std::FILE* file = nullptr;
+  PyJsonWriter w;
+  bool in_iteration = false;
+
+  ~Section() {
+    if (file) std::fclose(file);
+  }
+  // Moves what the writer holds to the file.
+  void flush() {
+    if (!w.out.empty() && std::fwrite(w.out.data(), 1, w.out.size(), file) != w.out.size())
+      fail("failed to write inference results to a temporary file: {}", std::strerror(errno));
+    w.out.clear();
+  }
+};
+
+// A writer nested as run_results_to_json's is inside runner k's list of iterations; `out`
+// then holds what comes before that list's first element (the head of the file for k = 0).
+static PyJsonWriter writer_at_runner(size_t k, const std::string& runner) {
+  PyJsonWriter w;
+  w.begin('{');
+  w.key("lst");
+  w.begin('[');
+  if (k > 0) {
+    w.mark_nonempty();
+    w.out.clear();
+  }
+  w.element();
+  w.begin('[');
+  w.element();
+  w.string(runner);
+  w.element();
+  w.begin('[');
+  return w;
+}
+
+RunResultsStream::RunResultsStream(std::string path, size_t runners) : path_(std::move(path)) {
+  for (size_t k = 0; k < runners; ++k) {
+    auto s = std::make_unique<Section>();
+    s->file = std::tmpfile();
+    if (!s->file)
+      fail("failed to save inference results to {}: no temporary file: {}", path_,
+           std::strerror(errno));
+    s->w = writer_at_runner(k, "");
+    s->w.out.clear();  // the head is written by finish(), with the runner's name
+    sections_.push_back(std::move(s));
+  }
+}
+
+void RunResultsStream::set_runner_name(size_t runner, std::string name) {
+  sections_.at(runner)->runner = std::move(name);
+}
+
+RunResultsStream::~RunResultsStream() = default;
+
+void RunResultsStream::begin_iteration(size_t runner) {
+  Section& s = *sections_.at(runner);
+  PARITY_ENFORCE(!s.in_iteration, "an iteration of runner {} is already open", runner);
+  s.in_iteration = true;
+  s.w.element();
+  s.w.begin('{');
+  s.w.key("outputs");
+  s.w.begin('{');
+  s.flush();
+}
+
+void RunResultsStream::add(size_t runner, const std::string& name, const Tensor& tensor) {
+  Section& s = *sections_.at(runner);
+  PARITY_ENFORCE(s.in_iteration, "no iteration of runner {} is open", runner);
+  s.w.key(name);
+  s.w.begin('{');
+  s.w.key("values");
+  write_array(s.w, tensor);
+  s.w.key(kClassKey);
+  s.w.string("LazyArray");
+  s.w.end('}');
+  s.flush();
+}
+
+void RunResultsStream::end_iteration(size_t runner, std::optional<double> runtime,
+                                     const std::string& runner_name) {
+  Section& s = *sections_.at(runner);
+  PARITY_ENFORCE(s.in_iteration, "no iteration of runner {} is open", runner);
+  s.in_iteration = false;
+  s.w.end('}');
+  s.w.key("runtime");
+  if (runtime)
+    s.w.number(*runtime);
+  else
+    s.w.null();
+  s.w.key("runner_name");
+  s.w.string(runner_name);
+  s.w.key(kClassKey);
+  s.w.string("IterationResult");
+  s.w.end('}');
+  s.flush();
+}
+
+void RunResultsStream::finish() {
+  for (size_t k = 0; k < sections_.size(); ++k) {
+    Section& s = *sections_[k];
+    PARITY_ENFORCE(!s.in_iteration, "an iteration of runner {} is still open", k);
+    s.w.end(']');
+    s.w.end(']');
+    if (k + 1 == sections_.size()) {
+      s.w.end(']');
+      s.w.key(kClassKey);
+      s.w.string("RunResults");
+      s.w.end('}');
+    }
+    s.flush();
+  }
+  if (sections_.empty()) return write_file(path_, run_results_to_json(RunResults{}));
+  write_file_atomically_streamed(
+      path_,
+      [&](const std::function<void(std::string_view)>& write) {
+        std::string chunk(size_t{1} << 20, '\0');
+        for (size_t k = 0; k < sections_.size(); ++k) {
+          Section* s = sections_[k].get();
+          write(writer_at_runner(k, s->runner).out);
+          std::rewind(s->file);
+          size_t n = 0;
+          while ((n = std::fread(chunk.data(), 1, chunk.size(), s->file)) > 0)
+            write(std::string_view(chunk.data(), n));
+          if (std::ferror(s->file))
+            fail("failed to read back a temporary file of inference results: {}",
+                 std::strerror(errno));
+        }
+      },
+      "inference results");
 }
 
 void save_run_results(const std::string& path, const RunResults& results) {

@@ -6,6 +6,8 @@
 
 #include "core/logger.h"
 #include "core/py_format.h"
+#include "layerwise/channel_heat.h"
+#include "layerwise/ulps.h"
 
 namespace parity {
 
@@ -67,10 +69,11 @@ void LayerwiseComparison::on_node(const ir::Node& node, const std::vector<Value>
   if (held.outputs.empty()) return;
 
   // What this node needs from the other side: its outputs, and for local error its inputs
-  // produced by earlier nodes.
+  // produced by earlier nodes (also without --local-error when a node runner is given: a node
+  // whose inputs pass and outputs fail gets its local error, to tell rounding from divergence).
   std::vector<std::string> wanted;
   for (const auto& [name, t] : held.outputs) wanted.push_back(name);
-  if (options_.local_error)
+  if (rerun_)
     for (const auto& in : node.inputs)
       if (!in.empty() && sizes_.count(in) && !graph_inputs_.count(in) && !constants_.contains(in))
         wanted.push_back(in);
@@ -141,9 +144,23 @@ void LayerwiseComparison::compare_held(const Held& held, const TensorMap& other)
       result_.missing.push_back(name);
       continue;
     }
-    TensorErrorStats s = options_.other_is_first
-                             ? compare_tensors(name, *theirs, ref, options_.compare)
-                             : compare_tensors(name, ref, *theirs, options_.compare);
+    if (sink_) {
+      sink_->tensor(true, name, ref);
+      sink_->tensor(false, name, *theirs);
+    }
+    const Tensor& out0 = options_.other_is_first ? *theirs : ref;
+    const Tensor& out1 = options_.other_is_first ? ref : *theirs;
+    TensorErrorStats s = compare_tensors(name, out0, out1, options_.compare);
+    if (options_.compare.with_profile && s.compared) add_channel_heatmaps(out0, out1, s.profile);
+    if (s.compared && s.max_abs == 0 && s.nan_count == 0 && significand_bits(out0.dtype()) > 0 &&
+        out0.dtype() == out1.dtype()) {
+      s.max_ulps = 0;  // equal everywhere (±0 alike): no pass over the elements needed
+    } else if (s.compared) {
+      if (std::optional<UlpStats> u = ulp_stats(out0, out1)) {
+        s.max_ulps = u->max_ulps;
+        s.max_magnitude = u->max_magnitude;
+      }
+    }
     const std::string line = fmt::format("Comparing Output: '{}' (dtype={}, shape={}) | {} | {}",
                                          name, dtype_name(s.dtype0), shape_str(s.shape0),
                                          s.passed || !s.compared ? "PASSED" : "FAILED",
@@ -159,7 +176,14 @@ void LayerwiseComparison::compare_held(const Held& held, const TensorMap& other)
     result_.tensors.push_back(std::move(s));
   }
   if (nr.outputs.empty()) return;
-  if (options_.local_error) local_error(held, other, nr);
+  // A candidate for the first divergence (outputs fail, inputs pass) always gets its local
+  // error when it can: that is what tells a node's own error from rounding an inherited one.
+  auto failing = [&](size_t t) {
+    return result_.tensors[t].compared && !result_.tensors[t].passed;
+  };
+  const bool candidate = std::any_of(nr.outputs.begin(), nr.outputs.end(), failing) &&
+                         std::none_of(nr.inputs.begin(), nr.inputs.end(), failing);
+  if (options_.local_error || (candidate && rerun_)) local_error(held, other, nr);
   result_.nodes.push_back(std::move(nr));
 }
 
@@ -203,6 +227,12 @@ void LayerwiseComparison::local_error(const Held& held, const TensorMap& other, 
                                    ? compare_tensors(name, *theirs, recomputed[j], o)
                                    : compare_tensors(name, recomputed[j], *theirs, o);
     if (!s.compared) continue;
+    if (std::optional<UlpStats> u = ulp_stats(*theirs, recomputed[j])) {
+      if (!nr.local_max_ulps || u->max_ulps > *nr.local_max_ulps) {
+        nr.local_max_ulps = u->max_ulps;
+        nr.local_dtype = theirs->dtype();
+      }
+    }
     any = true;
     passed = passed && s.passed;
     ratio = std::max(ratio, std::isnan(s.ratio) ? INFINITY : s.ratio);
@@ -229,15 +259,17 @@ void LayerwiseComparison::analyse() {
     NodeResult& n = result_.nodes[i];
     const bool outputs_pass = std::all_of(n.outputs.begin(), n.outputs.end(), tensor_passed);
     const bool inputs_pass = std::all_of(n.inputs.begin(), n.inputs.end(), tensor_passed);
+    // The local error, when there is one, decides: a node whose own error is within tolerance
+    // only inherits, even when its inputs pass (it rounded their difference past the tolerance).
     if (outputs_pass)
       n.status = NodeStatus::kPassed;
-    else if (inputs_pass)
-      n.status = NodeStatus::kDiverges;
     else if (n.local_passed)
       n.status = *n.local_passed ? NodeStatus::kInherited : NodeStatus::kDiverges;
     else
-      n.status = NodeStatus::kInherited;
-    if (!outputs_pass && inputs_pass && !result_.first_divergence) result_.first_divergence = i;
+      n.status = inputs_pass ? NodeStatus::kDiverges : NodeStatus::kInherited;
+    n.rounds_inherited = !outputs_pass && inputs_pass && n.local_passed.value_or(false);
+    if (n.status == NodeStatus::kDiverges && !result_.first_divergence)
+      result_.first_divergence = i;
   }
 
   for (size_t i = 0; i < result_.nodes.size(); ++i)

@@ -45,6 +45,19 @@ struct LayerwiseOptions {
   std::string reference_name = "reference", other_name = "other";
 };
 
+// Receives the tensors of a layer-wise run as they are compared, before they are released: what
+// --save-outputs writes every tensor of a model with, without holding them.
+class LayerwiseSink {
+ public:
+  virtual ~LayerwiseSink() = default;
+  // The names of the two sides' runners, once, before the first iteration.
+  virtual void runners(const std::string& /*reference*/, const std::string& /*other*/) {}
+  virtual void begin_iteration(size_t /*iteration*/) {}
+  // `reference`: the streaming side's value; else the other side's.
+  virtual void tensor(bool reference, const std::string& name, const Tensor& value) = 0;
+  virtual void end_iteration(size_t /*iteration*/) {}
+};
+
 // Computes the model on the other backend with exactly `names` marked; returns their values.
 using BatchFetcher = std::function<TensorMap(const std::vector<std::string>& names)>;
 // Runs one node on the reference backend with these input values (by name; constants are the
@@ -55,7 +68,7 @@ using NodeRunner =
 enum class NodeStatus {
   kPassed,     // every compared output passed
   kDiverges,   // fails and adds error of its own (local error fails, or all inputs pass)
-  kInherited,  // fails only because its inputs already differ
+  kInherited,  // fails only because its inputs already differ (its local error passes)
 };
 std::string_view node_status_name(NodeStatus s);
 
@@ -70,16 +83,27 @@ struct NodeResult {
   // inputs, compared with the other backend's outputs (what the node itself adds).
   std::optional<double> local_ratio;
   std::optional<bool> local_passed;
+  // The local error in ulps of the outputs' floating type (the largest over outputs), and
+  // that type: how far the other backend's result is from the reference's, which is correctly
+  // rounded (computed in double, rounded once), for the same inputs.
+  std::optional<double> local_max_ulps;
+  DataType local_dtype = DataType::kUndefined;
   std::string local_note;  // why there is no local error
+  // Its inputs pass and its outputs fail, yet its local error passes: it rounded a difference it
+  // inherited past the tolerance (a Cast to float16 turning 4e-7 into one float16 ulp). Never
+  // the first divergence.
+  bool rounds_inherited = false;
   bool passed() const { return status == NodeStatus::kPassed; }
 };
 
 struct LayerwiseResult {
-  std::vector<TensorErrorStats> tensors;   // compared tensors, in the order they were produced
-  std::vector<NodeResult> nodes;           // nodes with a compared output, topological order
-  size_t total_nodes = 0;                  // nodes of the graph
-  std::vector<std::string> missing;        // marked tensors the other side did not provide
-  std::optional<size_t> first_divergence;  // index into nodes
+  std::vector<TensorErrorStats> tensors;  // compared tensors, in the order they were produced
+  std::vector<NodeResult> nodes;          // nodes with a compared output, topological order
+  size_t total_nodes = 0;                 // nodes of the graph
+  std::vector<std::string> missing;       // marked tensors the other side did not provide
+  // Index into nodes: the first node (in topological order) that diverges: its outputs fail and
+  // its own error does (its local error fails, or without one its inputs all pass).
+  std::optional<size_t> first_divergence;
   // Node names from the nearest graph input to the first divergence (both included).
   std::vector<std::string> path;
   std::vector<size_t> top_local;  // indices into nodes, the largest local error first
@@ -96,6 +120,8 @@ class LayerwiseComparison {
 
   // The feed of this run (graph inputs for local error).
   void set_feed(const TensorMap& feed) { feed_ = feed; }
+  // Receives every compared tensor of both sides (nullptr: none).
+  void set_sink(LayerwiseSink* sink) { sink_ = sink; }
   // Called after each node the reference runs, in order (nodes of control-flow bodies are
   // ignored: only the top-level graph is marked).
   void on_node(const ir::Node& node, const std::vector<Value>& outputs);
@@ -116,6 +142,7 @@ class LayerwiseComparison {
   LayerwiseOptions options_;
   BatchFetcher fetch_;
   NodeRunner rerun_;
+  LayerwiseSink* sink_ = nullptr;
   TensorMap feed_;
   TensorMap constants_;  // outputs of Constant nodes
   std::unordered_set<std::string> marked_;
@@ -129,7 +156,8 @@ class LayerwiseComparison {
   LayerwiseResult result_;
 };
 
-// "max-abs=1.2e-07, max-rel=3.4e-06, error/tolerance=0.012" (the metrics of `metric`).
+// "max-abs=1.2e-07, max-rel=3.4e-06, max-ulps=1, error/tolerance=0.012" (the metrics of
+// `metric`; ulps for floating tensors of one type).
 std::string format_error_summary(const TensorErrorStats& s, CompareMetric metric);
 
 // "512 B", "64.0 KiB", "1.0 GiB".

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <unordered_set>
+
 #include "comparator/feed_coercion.h"
 #include "core/logger.h"
 #include "core/py_format.h"
 #include "onnx/model_io.h"
 #include "onnx/single_node_model.h"
+#include "onnx/slice_model.h"
 
 namespace parity {
 
@@ -43,6 +46,155 @@ BatchFetcher backend_batches(const ConfiguredBackend& backend, const ModelPtr& m
     return backend.fetch_tensors(model, feed, names, runner_name);
   };
 }
+
+// The other backend's batches, each computing only its own nodes (cost linear in depth): a batch
+// runs the slice of the model from the node after the previous batch's last to its own last
+// node, fed with the graph inputs and with this backend's own values of earlier tensors that
+// later nodes read (the frontier, held between batches; one tensor for a chain). With every
+// tensor marked, the cuts between slices are tensors the marked model outputs anyway, so the
+// backend computes what it computes for the marked model. A batch that is the whole model (the
+// budget holds everything) keeps its runner for the next iterations: one session per run.
+class SlicedBatches {
+ public:
+  SlicedBatches(const ConfiguredBackend& backend, const ModelPtr& model, std::string runner_name)
+      : backend_(backend), model_(model), slicer_(model), runner_name_(std::move(runner_name)) {
+    const auto& nodes = model->graph.nodes;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (const auto& in : nodes[i].inputs)
+        if (!in.empty()) last_use_[in] = i;
+      for (const auto& out : nodes[i].outputs) {
+        if (out.empty()) continue;
+        producer_[out] = i;
+        if (nodes[i].op_type == "Constant" && nodes[i].domain.empty()) constants_.insert(out);
+      }
+    }
+  }
+  const std::string& why_not() const { return slicer_.why_not(); }
+
+  void start(const TensorMap& feed) {
+    feed_ = &feed;
+    next_ = 0;
+    frontier_ = TensorMap();
+    whole_model_ = false;
+  }
+
+  TensorMap fetch(const std::vector<std::string>& names) {
+    // A value a slice would need that is not a tensor here (a sequence, say): this iteration's
+    // remaining batches run the whole model, as backends without slices do.
+    if (whole_model_) return backend_.fetch_tensors(model_, *feed_, names, runner_name_);
+    std::optional<size_t> end;
+    for (const auto& name : names) {
+      auto p = producer_.find(name);
+      if (frontier_.contains(name) || p == producer_.end() || p->second < next_) continue;
+      end = std::max(end.value_or(0), p->second);
+    }
+    TensorMap batch;
+    TensorMap computed;
+    if (end) {
+      std::optional<TensorMap> slice = run_slice(*end);
+      if (!slice) {
+        whole_model_ = true;
+        return fetch(names);
+      }
+      computed = std::move(*slice);
+    }
+    for (const auto& name : names)
+      if (const Tensor* t = computed.find(name))
+        batch.set(name, *t);
+      else if (const Tensor* f = frontier_.find(name))
+        batch.set(name, *f);
+    if (end) {
+      // The frontier after this batch: what nodes after it read.
+      TensorMap frontier;
+      for (const auto& [name, t] : frontier_)
+        if (last_use_.count(name) && last_use_.at(name) > *end) frontier.set(name, t);
+      for (const auto& [name, t] : computed)
+        if (last_use_.count(name) && last_use_.at(name) > *end) frontier.set(name, t);
+      frontier_ = std::move(frontier);
+      next_ = *end + 1;
+    }
+    return batch;
+  }
+
+ private:
+  // Runs nodes [next_, end]; returns every output of the slice, or nullopt when an input it
+  // needs is not at hand.
+  std::optional<TensorMap> run_slice(size_t end) {
+    const auto& nodes = model_->graph.nodes;
+    std::vector<onnx_io::SliceInput> inputs;
+    TensorMap feed;
+    std::vector<std::string> outputs;
+    std::unordered_set<std::string> seen;
+    auto in_slice = [&](const std::string& name) {
+      auto p = producer_.find(name);
+      return p != producer_.end() && p->second >= next_ && p->second <= end;
+    };
+    for (size_t i = next_; i <= end; ++i)
+      for (const auto& in : nodes[i].inputs) {
+        if (in.empty() || in_slice(in) || constants_.count(in) || !seen.insert(in).second) continue;
+        const Tensor* value = frontier_.find(in);
+        if (!value) value = feed_->find(in);
+        if (!value && model_->graph.initializers.count(in)) continue;  // the slice has it
+        if (!value) {
+          logger().verbose(
+              "Layer-wise | {}: '{}' is not a tensor held for the next slice; the "
+              "rest of this iteration runs the whole model per batch",
+              runner_name_, in);
+          return std::nullopt;
+        }
+        inputs.push_back({in, value->dtype(), value->shape()});
+        feed.set(in, *value);
+      }
+    for (size_t i = next_; i <= end; ++i)
+      for (const auto& out : nodes[i].outputs)
+        if (!out.empty() && !constants_.count(out)) outputs.push_back(out);
+
+    logger().verbose("Layer-wise | {} computes nodes {} to {} of {} ({} input(s), {} output(s))",
+                     runner_name_, next_ + 1, end + 1, nodes.size(), inputs.size(), outputs.size());
+    const Severity shown = logger().severity();
+    struct Restore {
+      Severity severity;
+      ~Restore() { logger().set_severity(severity); }
+    } restore{shown};
+    if (batches_++ > 0 && shown == Severity::kInfo) logger().set_severity(Severity::kWarning);
+
+    const bool whole = next_ == 0 && end + 1 == nodes.size();
+    std::string key;
+    for (const auto& in : inputs) key += in.name + shape_str(in.shape) + ";";
+    if (whole && kept_ && key == kept_key_) return kept_->infer(feed);
+    std::unique_ptr<Runner> runner = backend_.make_runner(
+        Loader<ModelPtr>(slicer_.slice(next_, end, inputs, outputs)), runner_name_);
+    if (!whole) {
+      RunnerActivation active(*runner);
+      return runner->infer(feed);
+    }
+    if (kept_) kept_->deactivate();
+    kept_.reset();
+    runner->activate();
+    kept_ = std::move(runner);  // deactivated when the run ends
+    kept_key_ = key;
+    return kept_->infer(feed);
+  }
+
+  const ConfiguredBackend& backend_;
+  ModelPtr model_;
+  onnx_io::ModelSlicer slicer_;
+  std::string runner_name_;
+  std::unordered_map<std::string, size_t> producer_, last_use_;
+  std::unordered_set<std::string> constants_;
+  const TensorMap* feed_ = nullptr;
+  size_t next_ = 0;
+  TensorMap frontier_;
+  int batches_ = 0;
+  bool whole_model_ = false;
+  std::unique_ptr<Runner> kept_;
+  std::string kept_key_;  // the inputs and shapes kept_ was made for
+
+ public:
+  ~SlicedBatches() {
+    if (kept_) kept_->deactivate();
+  }
+};
 
 BatchFetcher saved_batches(const TensorMap& saved) {
   return [&saved](const std::vector<std::string>& names) {
@@ -103,6 +255,18 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
 
   logger().start("Layer-wise Comparison | {} vs. {} | {} marked tensor(s), budget {}", out.runner0,
                  out.runner1, marked.size(), format_bytes(lw.budget_bytes));
+  if (options.sink) options.sink->runners(lw.reference_name, lw.other_name);
+  const NodeRunner rerun = single_node_runner(reference, model);
+  // Every tensor marked: the other backend computes each batch's nodes only.
+  std::optional<SlicedBatches> sliced;
+  if (!other.saved && options.mark_all && options.exclude.empty()) {
+    sliced.emplace(other.backend, model, lw.other_name);
+    if (!sliced->why_not().empty()) {
+      logger().verbose("Layer-wise | {} runs the whole model for each batch: {}", lw.other_name,
+                       sliced->why_not());
+      sliced.reset();
+    }
+  }
   RunnerActivation active(*streaming);
   feeds.set_input_metadata(streaming->input_metadata());
   for (size_t i = 0;; ++i) {
@@ -113,16 +277,24 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
     if (options.used_feeds) options.used_feeds->push_back(*feed);
     if (feeds.size().value_or(1) > 1) logger().info("Iteration: {}", i);
     Logger::Indent indent;
+    if (sliced) sliced->start(*feed);
     BatchFetcher fetch = other.saved ? saved_batches(other.saved->second[i].outputs)
+                         : sliced    ? BatchFetcher([&](const std::vector<std::string>& names) {
+                             return sliced->fetch(names);
+                           })
                                      : backend_batches(other.backend, model, *feed, lw.other_name);
-    LayerwiseComparison comparison(model->graph, marked, lw, fetch,
-                                   lw.local_error ? single_node_runner(reference, model) : nullptr);
+    // The node runner serves --local-error, and without it the candidates for the first
+    // divergence (a node rounding an inherited difference is not one).
+    LayerwiseComparison comparison(model->graph, marked, lw, fetch, rerun);
     comparison.set_feed(*feed);
+    comparison.set_sink(options.sink);
+    if (options.sink) options.sink->begin_iteration(i);
     reference.backend->run_observed(*streaming, *feed,
                                     [&](const ir::Node& node, const std::vector<Value>& outputs) {
                                       comparison.on_node(node, outputs);
                                     });
     out.iterations.push_back(comparison.finish());
+    if (options.sink) options.sink->end_iteration(i);
     log_layerwise_summary(out.iterations.back(), lw);
   }
 
@@ -142,6 +314,42 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
     logger().error("{}", summary);
   out.options = lw;
   return out;
+}
+
+std::pair<std::string, size_t> LayerwiseComparator::stream(const ModelPtr& model,
+                                                           const ConfiguredBackend& reference,
+                                                           FeedSource& feeds,
+                                                           const LayerwiseRunOptions& options) {
+  if (!reference.backend || !reference.backend->run_observed)
+    fail_usage(
+        "failed to stream the tensors of backend '{}': it cannot stream them; use a backend "
+        "that can (pluginref)",
+        reference.backend ? reference.backend->name : "");
+  PARITY_ENFORCE(options.sink != nullptr, "streaming tensors needs a sink");
+  const std::vector<std::string> names = marked_tensor_names(*model, options);
+  const std::unordered_set<std::string> marked(names.begin(), names.end());
+  std::unique_ptr<Runner> runner = reference.make_runner(Loader<ModelPtr>(model));
+  options.sink->runners(runner->name(), "");
+  RunnerActivation active(*runner);
+  feeds.set_input_metadata(runner->input_metadata());
+  size_t i = 0;
+  for (;; ++i) {
+    std::optional<TensorMap> feed = feeds.get(i);
+    if (!feed) break;
+    if (!options.strict_inputs) feed = coerce_feed(*feed, runner->input_metadata());
+    if (options.used_feeds) options.used_feeds->push_back(*feed);
+    logger().info("{:<24} | Running inference on {} marked tensor(s), streamed", runner->name(),
+                  names.size());
+    options.sink->begin_iteration(i);
+    reference.backend->run_observed(
+        *runner, *feed, [&](const ir::Node& node, const std::vector<Value>& outputs) {
+          for (size_t j = 0; j < outputs.size() && j < node.outputs.size(); ++j)
+            if (outputs[j].is_tensor() && marked.count(node.outputs[j]))
+              options.sink->tensor(true, node.outputs[j], outputs[j].tensor);
+        });
+    options.sink->end_iteration(i);
+  }
+  return {runner->name(), i};
 }
 
 }  // namespace parity

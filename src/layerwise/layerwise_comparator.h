@@ -35,6 +35,8 @@ struct LayerwiseRunOptions {
   bool strict_inputs = false;
   // When set, receives every feed used (for --save-inputs).
   std::vector<TensorMap>* used_feeds = nullptr;
+  // When set, receives every compared tensor of both sides as it is compared (--save-outputs).
+  LayerwiseSink* sink = nullptr;
 };
 
 // The other side of the comparison: a backend that computes the tensors, or the saved results
@@ -60,6 +62,14 @@ class LayerwiseComparator {
   static LayerwiseRun run(const ModelPtr& model, const ConfiguredBackend& reference,
                           const LayerwiseSource& other, FeedSource& feeds,
                           const LayerwiseRunOptions& options);
+  // One streaming backend alone, nothing compared: hands every marked tensor to options.sink
+  // as it is produced (sink->tensor(true, ...)), holding none. What `parity run --pluginref
+  // --onnx-outputs mark all --save-outputs golden.json` saves a golden file with. Returns the
+  // runner's name and the number of iterations run.
+  static std::pair<std::string, size_t> stream(const ModelPtr& model,
+                                               const ConfiguredBackend& reference,
+                                               FeedSource& feeds,
+                                               const LayerwiseRunOptions& options);
 };
 
 // Runs one node of `model` alone on `reference` (a one-node model with the node's constants

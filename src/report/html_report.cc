@@ -89,6 +89,7 @@ std::string outputs_json(const HtmlReportData& d, const std::vector<size_t>& det
         json_string(s.note));
     const ErrorProfile& p = s.profile;
     const bool shown = std::binary_search(detailed.begin(), detailed.end(), i);
+    if (shown && s.compared && s.count > 0) out += ",\"detail\":true";
     if (shown && p.heat_rows > 0 && !p.heat.empty()) {
       out += fmt::format(
           ",\"heat\":{{\"rows\":{},\"cols\":{},\"full_rows\":{},\"full_cols\":{},"
@@ -98,7 +99,20 @@ std::string outputs_json(const HtmlReportData& d, const std::vector<size_t>& det
         if (k) out += ',';
         out += json_number(static_cast<double>(p.heat[k]));
       }
-      out += "]}";
+      out += "]";
+      if (!p.channel_heat.empty()) {
+        out += ",\"channels\":[";
+        for (size_t c = 0; c < p.channel_heat.size(); ++c) {
+          out += c ? ",[" : "[";
+          for (size_t k = 0; k < p.channel_heat[c].size(); ++k) {
+            if (k) out += ',';
+            out += json_number(static_cast<double>(p.channel_heat[c][k]));
+          }
+          out += "]";
+        }
+        out += "]";
+      }
+      out += "}";
     }
     out += "}";
   }
@@ -107,8 +121,16 @@ std::string outputs_json(const HtmlReportData& d, const std::vector<size_t>& det
 
 // A bar chart of one error histogram (bins by binary order of magnitude), trimmed to the bins
 // in use.
+// The bin a positive finite value falls in, and where in it (0 to 1, linear in log2).
+double histogram_position(double v) {
+  const double e = std::clamp(std::log2(v), static_cast<double>(ErrorProfile::kMinExponent),
+                              static_cast<double>(ErrorProfile::kMaxExponent) + 0.999);
+  return 1 + (e - ErrorProfile::kMinExponent);
+}
+
+// `tolerance` (> 0) is drawn as a line: elements right of it are beyond the tolerance.
 std::string histogram_svg(const std::array<int64_t, ErrorProfile::kBins>& hist,
-                          const std::string& title) {
+                          const std::string& title, double tolerance = 0) {
   int first = -1, last = -1;
   int64_t peak = 0;
   for (int i = 0; i < ErrorProfile::kBins; ++i)
@@ -118,6 +140,12 @@ std::string histogram_svg(const std::array<int64_t, ErrorProfile::kBins>& hist,
       peak = std::max(peak, hist[static_cast<size_t>(i)]);
     }
   if (first < 0) return "";
+  const bool marked = tolerance > 0 && std::isfinite(tolerance);
+  if (marked) {  // the range always shows the tolerance
+    const int bin = static_cast<int>(histogram_position(tolerance));
+    first = std::min(first, bin);
+    last = std::max(last, bin);
+  }
   const int bins = last - first + 1;
   const double width = 420, height = 150, left = 50, bottom = 30;
   const double bar = (width - left - 10) / bins;
@@ -144,25 +172,47 @@ std::string histogram_svg(const std::array<int64_t, ErrorProfile::kBins>& hist,
                          height - bottom + 14, label(first + i));
   }
   svg += fmt::format("<text x=\"2\" y=\"{}\" class=\"ax\">{}</text>", 30, peak);
+  if (marked) {
+    const double x = left + (histogram_position(tolerance) - first) * bar;
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"16\" y2=\"{1}\" class=\"tol\"><title>"
+        "tolerance {2}</title></line><text x=\"{3:.1f}\" y=\"26\" class=\"tollabel\">tol {2}"
+        "</text>",
+        x, height - bottom, format_g(tolerance, 3), std::min(x + 3, width - 60));
+  }
   return svg + "</svg>";
 }
 
 // The error of every compared node along the model: log10(error/tolerance) per node, coloured
 // by status, the local error as a ring, the threshold as a line, the first divergence marked.
-std::string node_chart_svg(const LayerwiseResult& r) {
+std::string node_chart_svg(const LayerwiseResult& r, const std::vector<std::string>& links) {
   if (r.nodes.empty()) return "";
-  const double width = 960, height = 280, left = 50, right = 20, top = 20, bottom = 40;
-  const double lo = -8, hi = 8;
+  // The y-axis spans the data (log10 of error/tolerance), the threshold always inside.
+  double lo = 0, hi = 0;
+  auto log_of = [](double ratio) {
+    return ratio <= 0             ? -12.0
+           : std::isfinite(ratio) ? std::clamp(std::log10(ratio), -12.0, 12.0)
+                                  : 12.0;
+  };
+  for (const NodeResult& n : r.nodes) {
+    lo = std::min({lo, log_of(n.ratio), n.local_ratio ? log_of(*n.local_ratio) : 0.0});
+    hi = std::max({hi, log_of(n.ratio), n.local_ratio ? log_of(*n.local_ratio) : 0.0});
+  }
+  lo = std::floor(lo) - 1;
+  hi = std::ceil(hi) + 1;
+  // Node names under the axis: all of them up to kLabels, else every k-th.
+  constexpr size_t kLabels = 80;
+  const size_t label_step = (r.nodes.size() + kLabels - 1) / kLabels;
+  const double width = 960, height = 400, left = 50, right = 20, top = 20, bottom = 160;
   auto y_of = [&](double ratio) {
-    double v = ratio <= 0 ? lo : std::isinf(ratio) || std::isnan(ratio) ? hi : std::log10(ratio);
-    v = std::clamp(v, lo, hi);
-    return top + (hi - v) / (hi - lo) * (height - top - bottom);
+    return top + (hi - log_of(ratio)) / (hi - lo) * (height - top - bottom);
   };
   const double span = std::max<double>(1, static_cast<double>(r.total_nodes - 1));
   auto x_of = [&](size_t index) { return left + index / span * (width - left - right); };
   std::string svg = fmt::format(
       "<svg id=\"node-chart\" viewBox=\"0 0 {} {}\" width=\"100%\" role=\"img\">", width, height);
-  for (int e = static_cast<int>(lo); e <= static_cast<int>(hi); e += 4)
+  const int grid = std::max(1, static_cast<int>(std::ceil((hi - lo) / 6)));
+  for (int e = static_cast<int>(hi); e >= static_cast<int>(lo); e -= grid)
     svg += fmt::format(
         "<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/>"
         "<text x=\"4\" y=\"{:.1f}\" class=\"ax\">1e{}</text>",
@@ -181,8 +231,10 @@ std::string node_chart_svg(const LayerwiseResult& r) {
         "</text>",
         x, top, height - bottom, std::min(x + 4, width - 220), top + 10, html_escape(n.name));
   }
-  for (const NodeResult& n : r.nodes) {
+  for (size_t k = 0; k < r.nodes.size(); ++k) {
+    const NodeResult& n = r.nodes[k];
     const double x = x_of(n.index);
+    svg += fmt::format("<a href=\"{}\" class=\"node-link\">", links[k]);
     svg += fmt::format(
         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" class=\"{}\"><title>{} ({}) "
         "node {}: error/tolerance {}</title></circle>",
@@ -193,11 +245,13 @@ std::string node_chart_svg(const LayerwiseResult& r) {
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" class=\"local\"><title>{} "
           "local error/tolerance {}</title></circle>",
           x, y_of(*n.local_ratio), html_escape(n.name), format_g(*n.local_ratio, 3));
+    svg += "</a>";
+    if (k % label_step == 0)
+      svg += fmt::format(
+          "<a href=\"{0}\"><text class=\"nodename\" transform=\"translate({1:.1f},{2:.1f}) "
+          "rotate(-60)\" text-anchor=\"end\">{3}</text></a>",
+          links[k], x + 3, height - bottom + 12, html_escape(n.name));
   }
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"{}\" class=\"ax\">node 1</text><text x=\"{}\" y=\"{}\" "
-      "class=\"ax\">node {}</text>",
-      left, height - 10, width - right - 60, height - 10, r.total_nodes);
   return svg + "</svg>";
 }
 
@@ -211,9 +265,29 @@ std::string tensor_names(const LayerwiseResult& r, const std::vector<size_t>& in
   return out + (indices.empty() ? "<li>none compared</li>" : "") + "</ul>";
 }
 
-std::string layerwise_section(const HtmlReportData& d) {
+// Where a node's point and name link to: the detail of its first output when it has one,
+// else that output's row of the verdict table.
+std::vector<std::string> node_links(const HtmlReportData& d, const std::vector<size_t>& detailed) {
   const LayerwiseResult& r = *d.layerwise;
-  std::string s = "<section id=\"layerwise\"><h2>Where the backends diverge</h2>";
+  std::vector<std::string> links;
+  for (const NodeResult& n : r.nodes) {
+    const std::string& name = r.tensors[n.outputs.front()].name;
+    size_t at = d.outputs.size();
+    for (size_t i = 0; i < d.outputs.size() && at == d.outputs.size(); ++i)
+      if (d.outputs[i].name == name) at = i;
+    const bool has_detail = std::binary_search(detailed.begin(), detailed.end(), at) &&
+                            d.outputs[at].compared && d.outputs[at].count > 0;
+    links.push_back(fmt::format("#{}-{}", has_detail ? "detail" : "row", at));
+  }
+  return links;
+}
+
+std::string layerwise_section(const HtmlReportData& d, const std::vector<size_t>& detailed) {
+  const LayerwiseResult& r = *d.layerwise;
+  const std::vector<std::string> links = node_links(d, detailed);
+  std::string s =
+      "<section id=\"layerwise\"><details open><summary><h2>Where the backends diverge</h2>"
+      "</summary>";
   s += fmt::format("<p>{} of {} nodes compared, {} tensor(s), {} batch(es).</p>", r.nodes.size(),
                    r.total_nodes, r.tensors.size(), r.batches);
   if (r.first_divergence) {
@@ -221,7 +295,9 @@ std::string layerwise_section(const HtmlReportData& d) {
     s += fmt::format(
         "<div class=\"callout\" id=\"first-divergence\"><h3>First divergence: <code "
         "id=\"first-divergence-node\">{}</code> ({})</h3><p>Node {} of {}: the first node, in "
-        "topological order, whose outputs fail while all its compared inputs pass.</p>",
+        "topological order, whose own error fails: its outputs fail and its local error does "
+        "(without one: all its compared inputs pass). A node that only rounds an inherited "
+        "difference past the tolerance is never named.</p>",
         html_escape(n.name), html_escape(n.op_type), n.index + 1, r.total_nodes);
     if (!r.path.empty()) {
       std::vector<std::string> parts;
@@ -234,11 +310,12 @@ std::string layerwise_section(const HtmlReportData& d) {
     s += "<p id=\"first-divergence\">No divergence: every node whose outputs fail has a failing "
          "input, or nothing fails.</p>";
   }
-  s += "<h3>Error of every node along the model</h3><p class=\"legend\"><span class=\"dot "
+  s += "<h3>Error of every node along the model</h3><p>Click a point or a name for the "
+       "tensor's details.</p><p class=\"legend\"><span class=\"dot "
        "passed\"></span> passed <span class=\"dot diverges\"></span> diverges (adds error) "
        "<span class=\"dot inherited\"></span> inherited <span class=\"ring\"></span> local "
        "error; the line is the threshold (error/tolerance = 1).</p>";
-  s += node_chart_svg(r);
+  s += node_chart_svg(r, links);
   if (!r.top_local.empty()) {
     s += "<h3>Largest local errors</h3><p>Each node re-run on the reference with the other "
          "backend's inputs: what the node itself adds.</p><table id=\"local-errors\"><tr><th>#"
@@ -247,14 +324,15 @@ std::string layerwise_section(const HtmlReportData& d) {
     for (size_t k = 0; k < r.top_local.size() && k < 20; ++k) {
       const NodeResult& n = r.nodes[r.top_local[k]];
       s += fmt::format(
-          "<tr class=\"{}\"><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td>"
-          "<td>{}</td><td>{}</td></tr>",
-          k == 0 ? "top" : "", k + 1, html_escape(n.name), html_escape(n.op_type),
-          format_g(*n.local_ratio, 3), format_g(n.ratio, 3), node_status_name(n.status));
+          "<tr class=\"{}\"><td>{}</td><td><a href=\"{}\"><code>{}</code></a></td><td>{}</td>"
+          "<td>{}</td><td>{}</td><td>{}</td></tr>",
+          k == 0 ? "top" : "", k + 1, links[r.top_local[k]], html_escape(n.name),
+          html_escape(n.op_type), format_g(*n.local_ratio, 3), format_g(n.ratio, 3),
+          node_status_name(n.status));
     }
     s += "</table>";
   }
-  return s + "</section>";
+  return s + "</details></section>";
 }
 
 // Failing outputs first, then the last ones (a model's real outputs come last in mark-all runs).
@@ -270,25 +348,29 @@ std::vector<size_t> detail_order(const HtmlReportData& d) {
 }
 
 std::string details_section(const HtmlReportData& d, const std::vector<size_t>& detailed) {
-  std::string s = "<section id=\"details\"><h2>Error detail</h2>";
+  std::string s = "<section id=\"details\"><details open><summary><h2>Error detail</h2></summary>";
+  const bool simple = d.metric == CompareMetric::kSimple;
   for (size_t i : detailed) {
     const TensorErrorStats& t = d.outputs[i];
     if (!t.compared || t.count == 0) continue;
     s += fmt::format(
-        "<div class=\"detail\"><h3><code>{}</code> <b class=\"{}\">{}</b></h3><p>{}"
-        "</p><div class=\"charts\">{}{}",
-        html_escape(t.name), t.passed ? "ok" : "bad", verdict(t),
-        html_escape(metrics_text(t, d.metric)), histogram_svg(t.profile.abs_hist, "Absolute error"),
-        histogram_svg(t.profile.rel_hist, "Relative error"));
+        "<details class=\"detail\" id=\"detail-{}\" open><summary><h3><code>{}</code> <b "
+        "class=\"{}\">{}</b></h3></summary><p>{}</p><div class=\"charts\">{}{}",
+        i, html_escape(t.name), t.passed ? "ok" : "bad", verdict(t),
+        html_escape(metrics_text(t, d.metric)),
+        histogram_svg(t.profile.abs_hist, "Absolute error", simple ? d.atol.get(t.name, 1e-5) : 0),
+        histogram_svg(t.profile.rel_hist, "Relative error", simple ? d.rtol.get(t.name, 1e-5) : 0));
     if (t.profile.heat_rows > 0)
       s += fmt::format(
-          "<figure><canvas class=\"heat\" data-index=\"{}\"></canvas><figcaption>"
-          "Largest |error| per cell of the last two dims ({} &times; {}, shown as "
-          "{} &times; {})</figcaption></figure>",
+          "<figure><canvas class=\"heat\" data-index=\"{}\"></canvas><div class=\"heat-legend\">"
+          "<span class=\"lo\"></span><span class=\"ramp\"></span><span class=\"hi\"></span>"
+          "</div><figcaption>Largest |error| per cell of the last two dims ({} &times; {}, "
+          "shown as {} &times; {}), over every leading index; grey: no error, black: NaN or "
+          "inf</figcaption></figure>",
           i, t.profile.rows, t.profile.cols, t.profile.heat_rows, t.profile.heat_cols);
-    s += "</div></div>";
+    s += "</div></details>";
   }
-  return s + "</section>";
+  return s + "</details></section>";
 }
 
 constexpr const char* kStyle = R"(
@@ -315,6 +397,13 @@ circle.local{fill:none;stroke:#222;stroke-width:1}
 canvas.heat{border:1px solid #ccc;image-rendering:pixelated}figure{margin:0}
 figcaption{font-size:11px;color:#555;max-width:300px}
 #filter{margin:6px 0;padding:3px 6px;width:260px}
+summary{cursor:pointer}summary h2,summary h3{display:inline}
+.tol{stroke:#c62828;stroke-width:1.5}.tollabel{fill:#c62828}
+.nodename{font-size:9px;fill:#333}a:hover .nodename{fill:#1565c0;text-decoration:underline}
+.heat-legend{display:flex;align-items:center;gap:4px;font-size:11px;margin-top:2px}
+.heat-legend .ramp{display:inline-block;width:120px;height:10px;border:1px solid #ccc;
+background:linear-gradient(to right,hsl(240,85%,75%),hsl(120,85%,60%),hsl(0,85%,45%))}
+:target{outline:3px solid #1565c0}
 )";
 
 // Builds the outputs table and draws the heatmaps from the embedded data; marks the page as
@@ -327,10 +416,14 @@ try {
   var fmt = function(v){ v = num(v); if (!isFinite(v)) return String(v);
     return (Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3)) ? v.toExponential(3) : String(+v.toPrecision(5)); };
   var body = document.getElementById('outputs-body');
-  data.outputs.forEach(function(o){
+  data.outputs.forEach(function(o, index){
     var tr = document.createElement('tr');
-    var cells = [o.name, o.dtype, o.shape];
-    cells.forEach(function(c){ var td = document.createElement('td'); td.textContent = c; tr.appendChild(td); });
+    tr.id = 'row-' + index;
+    var name = document.createElement('td');
+    if (o.detail) { var a = document.createElement('a'); a.href = '#detail-' + index; a.textContent = o.name; name.appendChild(a); }
+    else name.textContent = o.name;
+    tr.appendChild(name);
+    [o.dtype, o.shape].forEach(function(c){ var td = document.createElement('td'); td.textContent = c; tr.appendChild(td); });
     var v = document.createElement('td');
     v.className = 'verdict ' + (o.verdict === 'PASSED' ? 'ok' : o.verdict === 'FAILED' ? 'bad' : 'skip');
     v.setAttribute('data-output', o.name); v.textContent = o.verdict; tr.appendChild(v);
@@ -344,11 +437,10 @@ try {
   var filter = document.getElementById('filter');
   filter.addEventListener('input', function(){ var q = filter.value.toLowerCase();
     Array.prototype.forEach.call(body.rows, function(r){ r.style.display = r.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none'; }); });
-  Array.prototype.forEach.call(document.querySelectorAll('canvas.heat'), function(c){
-    var h = data.outputs[+c.getAttribute('data-index')].heat; if (!h) return;
+  var draw = function(c, h, values){
     var scale = Math.max(4, Math.floor(256 / Math.max(h.rows, h.cols)));
     c.width = h.cols * scale; c.height = h.rows * scale;
-    var vals = h.values.map(num), pos = vals.filter(function(v){ return v > 0 && isFinite(v); });
+    var vals = values.map(num), pos = vals.filter(function(v){ return v > 0 && isFinite(v); });
     var lo = pos.length ? Math.log10(Math.min.apply(null, pos)) : 0, hi = pos.length ? Math.log10(Math.max.apply(null, pos)) : 1;
     if (hi - lo < 1e-9) lo = hi - 1;
     var ctx = c.getContext('2d');
@@ -358,6 +450,19 @@ try {
       ctx.fillRect((i % h.cols) * scale, Math.floor(i / h.cols) * scale, scale, scale);
     }
     c.title = 'max |error| from ' + fmt(Math.pow(10, lo)) + ' (blue) to ' + fmt(Math.pow(10, hi)) + ' (red); black: NaN/inf';
+    var legend = c.parentNode.querySelector('.heat-legend');
+    if (legend) { legend.querySelector('.lo').textContent = fmt(Math.pow(10, lo));
+      legend.querySelector('.hi').textContent = fmt(Math.pow(10, hi)); }
+  };
+  Array.prototype.forEach.call(document.querySelectorAll('canvas.heat'), function(c){
+    var h = data.outputs[+c.getAttribute('data-index')].heat; if (!h) return;
+    draw(c, h, h.values);
+    if (!h.channels) return;
+    var select = document.createElement('select'); select.className = 'channel';
+    var all = document.createElement('option'); all.value = ''; all.textContent = 'every channel (max)'; select.appendChild(all);
+    h.channels.forEach(function(ch, k){ var o = document.createElement('option'); o.value = k; o.textContent = 'channel ' + k; select.appendChild(o); });
+    select.addEventListener('change', function(){ draw(c, h, select.value === '' ? h.values : h.channels[+select.value]); });
+    c.parentNode.insertBefore(select, c);
   });
   document.body.setAttribute('data-rendered', 'ok');
 } catch (e) { document.body.setAttribute('data-rendered', 'error: ' + e); }
@@ -390,14 +495,14 @@ std::string render_html_report(const HtmlReportData& d) {
       html_escape(d.runner0), html_escape(d.runner1), compare_metric_name(d.metric), failed,
       d.outputs.size());
   if (!d.command.empty()) page += "<p>Command: <code>" + html_escape(d.command) + "</code></p>";
-  if (d.layerwise) page += layerwise_section(d);
-  page += fmt::format(
-      "<section id=\"outputs\"><h2>Verdict per output</h2><input id=\"filter\" "
-      "placeholder=\"filter by name\"><table><thead><tr><th>output</th><th>dtype</th>"
-      "<th>shape</th><th>verdict</th>{}<th>error/tol</th><th>note</th></tr></thead><tbody "
-      "id=\"outputs-body\"></tbody></table></section>",
-      metric_headers);
   const std::vector<size_t> detailed = detail_order(d);
+  if (d.layerwise) page += layerwise_section(d, detailed);
+  page += fmt::format(
+      "<section id=\"outputs\"><details open><summary><h2>Verdict per output</h2></summary>"
+      "<input id=\"filter\" placeholder=\"filter by name\"><table><thead><tr><th>output</th>"
+      "<th>dtype</th><th>shape</th><th>verdict</th>{}<th>error/tol</th><th>note</th></tr>"
+      "</thead><tbody id=\"outputs-body\"></tbody></table></details></section>",
+      metric_headers);
   page += details_section(d, detailed);
   page += fmt::format(
       "<script type=\"application/json\" id=\"report-data\">{{\"metric\":{},\"outputs\":{}}}"

@@ -27,6 +27,8 @@ struct HtmlReportData {
   const LayerwiseResult* layerwise = nullptr;  // null for a plain run
   // At most this many outputs get a detail section (failing ones and the last first).
   size_t max_details = 40;
+  // The tolerances of CompareFunc.simple, marked on the histograms (kSimple only).
+  PerOutput<double> atol = 1e-5, rtol = 1e-5;
 };
 
 std::string render_html_report(const HtmlReportData& data);

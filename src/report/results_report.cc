@@ -13,6 +13,8 @@ HtmlReportData report_from_results(const RunResults& results, const AccuracyResu
   options.with_profile = true;
   HtmlReportData data;
   data.metric = options.metric;
+  data.atol = options.atol;
+  data.rtol = options.rtol;
   data.passed = static_cast<bool>(accuracy);
   const bool many = accuracy.entries.size() > 1;
   for (const auto& [pair, iterations] : accuracy.entries) {
@@ -43,6 +45,8 @@ HtmlReportData report_from_layerwise(const LayerwiseRun& run) {
   data.runner0 = run.runner0;
   data.runner1 = run.runner1;
   data.metric = run.options.compare.metric;
+  data.atol = run.options.compare.atol;
+  data.rtol = run.options.compare.rtol;
   data.passed = run.passed();
   if (run.iterations.empty()) return data;
   size_t shown = 0;

@@ -135,14 +135,19 @@ TEST(CliVerdict, RequestsThatCannotTakeEffectAreRefused) {
 
 TEST(CliVerdict, LayerwiseFallbackIsSaidAloud) {
   TempDir dir;
-  CommandResult r = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--onnxrt",
-                                "--onnx-outputs", "mark", "all", "--save-outputs",
-                                dir.file("all.json"), "--atol", "1e-4", "--rtol", "1e-3"});
+  CommandResult r =
+      run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--onnxrt", "--onnx-outputs",
+                  "mark", "all", "--validate", "--atol", "1e-4", "--rtol", "1e-3"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(has(r,
-                  "without the layer-wise summary: --save-outputs needs every output in "
-                  "memory"))
+  EXPECT_TRUE(has(r, "without the layer-wise summary: --validate needs every output in memory"))
       << r.output;
+  // --save-outputs no longer needs it: the tensors are streamed to the file.
+  CommandResult saved = run_parity({"run", example("tiny_cnn.onnx"), "--pluginref", "--onnxrt",
+                                    "--onnx-outputs", "mark", "all", "--save-outputs",
+                                    dir.file("all.json"), "--atol", "1e-4", "--rtol", "1e-3"});
+  EXPECT_EQ(saved.exit_code, 0) << saved.output;
+  EXPECT_FALSE(has(saved, "without the layer-wise summary")) << saved.output;
+  EXPECT_TRUE(has(saved, "Layer-wise Summary")) << saved.output;
 }
 
 // A failed comparison names a known departure of ONNX Runtime that may explain it.

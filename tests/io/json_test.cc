@@ -421,5 +421,46 @@ json.dump(out, open(D + '/odd.json', 'w'))
   }
 }
 
+// The streamed writer (layer-wise --save-outputs) writes what the whole-file writer writes for
+// the same results, byte for byte: runners interleaved as a layer-wise run produces them, an
+// empty runner, names that need escaping. (The whole-file writer is checked against Polygraphy's
+// encoders above.)
+TEST(Json, StreamedResultsEqualTheWholeFileWriter) {
+  TempDir dir;
+  RunResults results;
+  const std::vector<std::string> runners = {"pluginref-runner", "\xe2\x82\xac \"ort\"", "none"};
+  for (size_t r = 0; r < runners.size(); ++r) {
+    std::vector<IterationResult> iterations;
+    for (int i = 0; r < 2 && i < 2; ++i) {
+      IterationResult it;
+      it.runner_name = runners[r];
+      if (r == 1) it.runtime = 0.25 * i;
+      for (int t = 0; t < 3; ++t) {
+        Tensor x(t == 2 ? DataType::kFloat16 : DataType::kFloat32, {2, 3});
+        auto* bytes = static_cast<uint8_t*>(x.raw_data());
+        for (size_t k = 0; k < x.nbytes(); ++k) bytes[k] = static_cast<uint8_t>(k * 13 + r + i);
+        it.outputs.set(fmt::format("t{}", t), x);
+      }
+      iterations.push_back(std::move(it));
+    }
+    results.add(std::move(iterations), runners[r]);
+  }
+  const std::string path = dir.file("streamed.json");
+  {
+    RunResultsStream out(path, runners.size());
+    for (size_t r = 0; r < runners.size(); ++r) out.set_runner_name(r, runners[r]);
+    for (int i = 0; i < 2; ++i) {
+      for (size_t r = 0; r < 2; ++r) out.begin_iteration(r);
+      for (int t = 0; t < 3; ++t)
+        for (size_t r = 0; r < 2; ++r)
+          out.add(r, fmt::format("t{}", t), results[r].second[i].outputs.at(fmt::format("t{}", t)));
+      for (size_t r = 0; r < 2; ++r) out.end_iteration(r, results[r].second[i].runtime, runners[r]);
+    }
+    EXPECT_FALSE(std::filesystem::exists(path));  // nothing appears before finish()
+    out.finish();
+  }
+  EXPECT_EQ(read_text(path), run_results_to_json(results));
+}
+
 }  // namespace
 }  // namespace parity::io

@@ -145,5 +145,76 @@ TEST(Layerwise, LocalErrorWithoutNodeRunnerIsAUsageError) {
                UsageError);
 }
 
+// The issue's case: a Cast to float16 rounds an inherited difference far inside the tolerance
+// (2^-20 relative, x sits on float16 rounding midpoints) into one float16 ulp. Its inputs pass
+// and its output fails, yet recomputed from the other side's input it matches exactly: rounding
+// of inherited error, never the first divergence, found without --local-error.
+TEST(Layerwise, CastRoundingAnInheritedDifferenceIsNotADivergence) {
+  auto model_with = [](const std::string& scale) {
+    return model_from_text(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[64] x) => (float16[64] y) {
+        s = Constant <value = float {)" +
+                           scale + R"(}> ()
+        m = Mul(x, s)
+        h = Cast <to = 10> (m)
+        y = Add(h, h)
+      })");
+  };
+  auto reference = model_with("1.0");
+  auto other = model_with("1.00000095367431640625");  // 1 + 2^-20
+  std::vector<float> x(64);
+  for (size_t i = 0; i < x.size(); ++i)  // 1 + k 2^-10 + 2^-11: halfway between float16 values
+    x[i] = 1.0f + static_cast<float>(i) / 1024.0f + 1.0f / 2048.0f;
+  TensorMap feed;
+  feed.set("x", Tensor::from_vector<float>({64}, x));
+  BatchFetcher fetch = [&](const std::vector<std::string>& names) {
+    ref::Executor executor(other);
+    TensorMap all = executor.run(feed, names);
+    TensorMap batch;
+    for (const auto& n : names) batch.set(n, all.at(n));
+    return batch;
+  };
+  LayerwiseOptions options;  // atol = rtol = 1e-5, no --local-error
+  LayerwiseComparison comparison(
+      reference->graph, {"m", "h", "y"}, options, fetch,
+      single_node_runner(BackendRegistry::global().configure("pluginref", {}), reference));
+  comparison.set_feed(feed);
+  ref::Executor executor(reference);
+  executor.set_observer([&](const ir::Node& node, const std::vector<Value>& outputs) {
+    comparison.on_node(node, outputs);
+  });
+  executor.run(feed);
+  LogCapture log;
+  const LayerwiseResult r = comparison.finish();
+
+  ASSERT_EQ(r.nodes.size(), 3u);
+  const NodeResult& mul = r.nodes[0];
+  const NodeResult& cast = r.nodes[1];
+  const NodeResult& add = r.nodes[2];
+  EXPECT_EQ(mul.status, NodeStatus::kPassed);
+  EXPECT_GT(r.tensors[mul.outputs[0]].max_abs, 0.0);    // the inherited difference is there
+  EXPECT_GE(*r.tensors[mul.outputs[0]].max_ulps, 8.0);  // 2^-20 at [1, 2): 8-9 float32 ulps
+  EXPECT_LE(*r.tensors[mul.outputs[0]].max_ulps, 9.0);
+  EXPECT_FALSE(r.tensors[cast.outputs[0]].passed);
+  EXPECT_EQ(*r.tensors[cast.outputs[0]].max_ulps, 1.0);  // one float16 ulp
+  EXPECT_EQ(cast.status, NodeStatus::kInherited);
+  EXPECT_TRUE(cast.rounds_inherited);
+  EXPECT_TRUE(*cast.local_passed);
+  EXPECT_FALSE(r.first_divergence.has_value());
+  EXPECT_EQ(add.status, NodeStatus::kInherited);
+
+  log_layerwise_summary(r, options);
+  EXPECT_TRUE(log.contains("Rounding of inherited error, not a divergence: node '" + cast.name +
+                           "' (Cast)"))
+      << log.text();
+  // One float16 ulp is 2^-10 relative; at the largest |y| (about 2.1) it is 2^-9 absolute.
+  EXPECT_TRUE(
+      log.contains("2 failing float16 tensor(s) differ by at most 1 ulp(s); one float16 "
+                   "ulp needs --rtol 0.000977 (2^-10) or --atol 0.00195"))
+      << log.text();
+  EXPECT_FALSE(log.contains("First divergence")) << log.text();
+}
+
 }  // namespace
 }  // namespace parity::testing

@@ -54,6 +54,15 @@ def test_first_divergence_against_saved_results(chain_model):
     assert by_name["abs"].passed and by_name["sigmoid"].passed
     assert by_name["neg"].local_passed is False
     assert {t.name for t in result.tensors} == {"t1", "t2", "t3", "y"}
+    # Errors in float32 ulps: t1 is equal; t2 moved by 0.5, which NumPy counts in ulps too.
+    tensors = {t.name: t for t in result.tensors}
+    assert tensors["t1"].max_ulps == 0
+    ref_t2 = -np.array(results[name][0]["t1"])
+    ordered = lambda a: np.where(a.view(np.int32) < 0, -(a.view(np.int32) & 0x7FFFFFFF),
+                                 a.view(np.int32)).astype(np.int64)
+    assert tensors["t2"].max_ulps == np.abs(ordered(ref_t2) - ordered(t2 + np.float32(0.5))).max()
+    assert by_name["neg"].local_max_ulps == tensors["t2"].max_ulps
+    assert not any(n.rounds_inherited for n in result.nodes)
 
 
 def test_two_backends_agree_and_the_report_is_written(chain_model, tmp_path):
