@@ -173,8 +173,8 @@ int main(int argc, char** argv) {
   // The debug tools' --check takes the rest of the command line as the check command.
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "debug") {
-    IterativeArgs& iterative = args.size() > 1 && args[1] == "repeat" ? repeat_args.iterative
-                                                                       : reduce_args.iterative;
+    IterativeArgs& iterative =
+        args.size() > 1 && args[1] == "repeat" ? repeat_args.iterative : reduce_args.iterative;
     bool found = false;
     args = take_check_command(std::move(args), iterative.check, found);
     iterative.has_check = found;

@@ -43,10 +43,10 @@ void add_iterative_args(CLI::App& sub, IterativeArgs& args, bool with_iter_artif
                                "Exit statuses of the --check command that count as failures; "
                                "any other counts as a success")
                     ->group(check);
-  auto* ignore = sub.add_option("--ignore-fail-code,--ignore-fail-returncode",
-                                args.ignore_fail_codes,
-                                "Exit statuses of the --check command that are not failures")
-                     ->group(check);
+  auto* ignore =
+      sub.add_option("--ignore-fail-code,--ignore-fail-returncode", args.ignore_fail_codes,
+                     "Exit statuses of the --check command that are not failures")
+          ->group(check);
   codes->excludes(ignore);
   sub.add_option("--fail-regex", args.fail_regex,
                  "Regular expressions of an error in the check command's output: it fails only "
@@ -121,8 +121,8 @@ debug::IterateOptions iterate_options(const IterativeArgs& args) {
 }  // namespace
 
 CLI::App* setup_debug(CLI::App& app, DebugReduceArgs& reduce, DebugRepeatArgs& repeat) {
-  CLI::App* debug = app.add_subcommand(
-      "debug", "[EXPERIMENTAL] Debug a wide variety of model issues.");
+  CLI::App* debug =
+      app.add_subcommand("debug", "[EXPERIMENTAL] Debug a wide variety of model issues.");
   debug->require_subcommand(1);
 
   CLI::App* r = debug->add_subcommand(
@@ -202,17 +202,20 @@ int run_debug_reduce(const DebugReduceArgs& args, const CLI::App& sub) {
   const TensorMetadata shapes = parse_input_shapes("--model-input-shapes", args.model_input_shapes);
   const bool native = !args.iterative.has_check && !backends.empty();
   if (args.iterative.has_check && !backends.empty())
-    fail_usage("failed to use {} with --check: the check command judges each candidate, so "
-               "runners given before --check would not be used; put them in the check "
-               "command, or leave out --check to compare them in this process",
-               backends.front().backend->flag_list().front());
+    fail_usage(
+        "failed to use {} with --check: the check command judges each candidate, so "
+        "runners given before --check would not be used; put them in the check "
+        "command, or leave out --check to compare them in this process",
+        backends.front().backend->flag_list().front());
   if (args.iterative.has_check && args.iterative.check.empty())
-    fail_usage("failed to use --check: it needs a command after it, e.g. --check parity run "
-               "polygraphy_debug.onnx --onnxrt --pluginref");
+    fail_usage(
+        "failed to use --check: it needs a command after it, e.g. --check parity run "
+        "polygraphy_debug.onnx --onnxrt --pluginref");
   if (native && backends.size() != 2)
-    fail_usage("failed to reduce without --check: it compares exactly two backends (e.g. "
-               "--onnxrt --pluginref), and {} were given",
-               backends.size());
+    fail_usage(
+        "failed to reduce without --check: it compares exactly two backends (e.g. "
+        "--onnxrt --pluginref), and {} were given",
+        backends.size());
   if (options.output.empty() && options.min_good.empty())
     logger().critical(
         "--output (where to write the reduced model) and/or --min-good (where to write a "
@@ -231,14 +234,14 @@ int run_debug_reduce(const DebugReduceArgs& args, const CLI::App& sub) {
     result = debug::reduce_by_comparison(model, backends[0], backends[1], cmp.tensor, feed, random,
                                          options);
   } else {
-    debug::FullModelValues values(model, BackendRegistry::global().configure("pluginref", {}),
-                                  feed, random);
+    debug::FullModelValues values(model, BackendRegistry::global().configure("pluginref", {}), feed,
+                                  random);
     const debug::ArtifactSorter sorter(args.iterative.artifacts, args.iterative.artifacts_dir);
     debug::Judge judge = debug::check_command_judge(check_options(args.iterative));
     result = debug::reduce_model(model, options, values, &sorter, judge, {});
   }
   logger().verbose("Judged {} candidate(s); the reduced model has {} node(s)", result.candidates,
-                result.bad_nodes.size());
+                   result.bad_nodes.size());
   return 0;
 }
 

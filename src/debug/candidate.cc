@@ -65,8 +65,8 @@ std::string gs_shape(const std::optional<DimList>& dims) {
 
 // The indices of the full model: producers and the protobuf's nodes.
 struct CandidateIndex {
-  std::unordered_map<std::string, size_t> producer;       // tensor -> graph node index
-  std::unordered_map<std::string, int> proto_node;        // first output -> proto node index
+  std::unordered_map<std::string, size_t> producer;        // tensor -> graph node index
+  std::unordered_map<std::string, int> proto_node;         // first output -> proto node index
   std::unordered_map<std::string, int> proto_initializer;  // name -> proto initializer index
   std::unordered_map<std::string, const ::onnx::ValueInfoProto*> value_info;
 };
@@ -96,7 +96,8 @@ std::shared_ptr<CandidateIndex> build_index(const ir::Model& model) {
 }
 
 bool has_tensor_type(const ::onnx::ValueInfoProto& vi, bool need_shape) {
-  if (!vi.type().has_tensor_type()) return vi.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET;
+  if (!vi.type().has_tensor_type())
+    return vi.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET;
   const auto& tt = vi.type().tensor_type();
   return tt.elem_type() != 0 && (!need_shape || tt.has_shape());
 }
@@ -115,9 +116,10 @@ void tensor_to_proto(const std::string& name, const Tensor& t, ::onnx::TensorPro
   p.set_data_type(static_cast<int32_t>(t.dtype()));
   for (int64_t d : t.shape()) p.add_dims(d);
   if (t.dtype() == DataType::kString)
-    fail("failed to freeze tensor '{}': string tensors cannot be frozen into the model; reduce "
-         "with --no-reduce-inputs to keep the branch that computes it",
-         name);
+    fail(
+        "failed to freeze tensor '{}': string tensors cannot be frozen into the model; reduce "
+        "with --no-reduce-inputs to keep the branch that computes it",
+        name);
   p.set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
 }
 
@@ -234,8 +236,7 @@ void Candidate::cleanup() {
   // Graph inputs nothing reads are dropped (GraphSurgeon's remove_unused_graph_inputs).
   std::vector<std::string> used;
   for (const std::string& in : inputs_)
-    if (read.count(in) ||
-        std::find(outputs_.begin(), outputs_.end(), in) != outputs_.end())
+    if (read.count(in) || std::find(outputs_.begin(), outputs_.end(), in) != outputs_.end())
       used.push_back(in);
   inputs_ = used;
 }
@@ -280,7 +281,8 @@ ModelPtr Candidate::to_model(TensorSource& source) const {
     std::vector<size_t> dynamic_nodes;
     for (size_t i : nodes_) {
       bool dynamic = false;
-      for (const std::string& r : node_reads(graph_->nodes[i])) dynamic |= dynamic_values.count(r) > 0;
+      for (const std::string& r : node_reads(graph_->nodes[i]))
+        dynamic |= dynamic_values.count(r) > 0;
       if (!dynamic) continue;
       dynamic_nodes.push_back(i);
       for (const std::string& o : graph_->nodes[i].outputs) dynamic_values.insert(o);
@@ -288,7 +290,8 @@ ModelPtr Candidate::to_model(TensorSource& source) const {
     std::unordered_set<std::string> dynamic_produced;
     for (size_t i : dynamic_nodes)
       for (const std::string& o : graph_->nodes[i].outputs) dynamic_produced.insert(o);
-    std::vector<std::string> boundary;  // read by a kept node or an output, computed by a folded one
+    std::vector<std::string>
+        boundary;  // read by a kept node or an output, computed by a folded one
     auto add_boundary = [&](const std::string& r) {
       if (inputs.count(r) || dynamic_produced.count(r) || is_constant(r)) return;
       if (std::find(boundary.begin(), boundary.end(), r) == boundary.end()) boundary.push_back(r);
@@ -302,8 +305,7 @@ ModelPtr Candidate::to_model(TensorSource& source) const {
     for (size_t i : kept)
       for (const std::string& r : node_reads(graph_->nodes[i]))
         if (is_constant(r)) constants_read.insert(r);
-    if (!frozen.empty())
-      logger().verbose("Folding constants to remove extraneous subgraphs");
+    if (!frozen.empty()) logger().verbose("Folding constants to remove extraneous subgraphs");
   }
 
   // The graph inputs and outputs need types; those the file does not give come from the

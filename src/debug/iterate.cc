@@ -52,14 +52,15 @@ std::string joined(const std::vector<std::string>& words) {
 
 // Polygraphy's interactive prompt: the first letter of the answer, until it is p or f.
 bool ask_user(const std::string& iter_artifact) {
-  std::string prompt = fmt::format(
-      "Did '{}' [p]ass or [f]ail?", iter_artifact.empty() ? "this iteration" : iter_artifact);
+  std::string prompt = fmt::format("Did '{}' [p]ass or [f]ail?",
+                                   iter_artifact.empty() ? "this iteration" : iter_artifact);
   for (;;) {
     std::cout << ">>> " << prompt << ' ' << std::flush;
     std::string line;
     if (!std::getline(std::cin, line))
-      fail("failed to read whether the iteration passed: standard input ended; give a --check "
-           "command to run the iterations without asking");
+      fail(
+          "failed to read whether the iteration passed: standard input ended; give a --check "
+          "command to run the iterations without asking");
     if (!line.empty() && (std::tolower(line[0]) == 'p' || std::tolower(line[0]) == 'f'))
       return std::tolower(line[0]) == 'p';
     prompt = "Please choose either: 'p' or 'f':";
@@ -82,9 +83,10 @@ Judge check_command_judge(CheckOptions options) {
     try {
       regexes.emplace_back(text);
     } catch (const std::regex_error& e) {
-      fail_usage("failed to parse --fail-regex with value '{}': {}; it must be a regular "
-                 "expression (ECMAScript syntax)",
-                 text, e.what());
+      fail_usage(
+          "failed to parse --fail-regex with value '{}': {}; it must be a regular "
+          "expression (ECMAScript syntax)",
+          text, e.what());
     }
   }
   if (options.command.empty())
@@ -122,7 +124,7 @@ void ArtifactSorter::sort(bool success, const std::string& suffix) const {
   for (const std::string& art : artifacts_) {
     const fs::path path(art);
     const std::string name = fmt::format("{}_{}_{}{}{}", path.stem().string(), start_date_,
-                                          start_time_, suffix, path.extension().string());
+                                         start_time_, suffix, path.extension().string());
     const fs::path dest = fs::path(dir_) / (success ? "good" : "bad") / name;
     std::error_code ec;
     if (!fs::exists(path, ec)) {
@@ -199,9 +201,10 @@ std::string replay_to_json(const Replay& replay) {
 
 Replay replay_from_json(const std::string& text, const std::string& path) {
   auto bad = [&](const std::string& why) -> Replay {
-    fail("failed to load debug replay '{}': {}; it must be a file written by "
-         "--save-debug-replay",
-         path, why);
+    fail(
+        "failed to load debug replay '{}': {}; it must be a file written by "
+        "--save-debug-replay",
+        path, why);
   };
   Json root;
   try {
@@ -243,8 +246,8 @@ void Iterator::save_replay(const Replay& replay, bool skip_current) const {
   if (skip_current) {
     // Polygraphy's util.add_file_suffix: before the extension.
     const fs::path p(path);
-    path = (p.parent_path() / (p.stem().string() + "_skip_current" + p.extension().string()))
-               .string();
+    path =
+        (p.parent_path() / (p.stem().string() + "_skip_current" + p.extension().string())).string();
   } else {
     logger().info("Saving debug replay to {}", path);
   }
@@ -258,17 +261,21 @@ Replay Iterator::iterate(const Callbacks& callbacks, const std::string& suffix,
     replay = *initial;
   } else if (!options_.load_debug_replay.empty() && !loaded_replay_) {
     logger().info("Loading debug replay from {}", options_.load_debug_replay);
-    replay = replay_from_json(io::read_file(options_.load_debug_replay),
-                              options_.load_debug_replay);
+    replay =
+        replay_from_json(io::read_file(options_.load_debug_replay), options_.load_debug_replay);
     loaded_replay_ = true;
   }
   auto advance = [&](const IterationContext& c) {
     if (callbacks.advance) return callbacks.advance(c);
     switch (options_.until.kind) {
-      case Until::Kind::kGood: return !c.success;
-      case Until::Kind::kBad: return c.success;
-      case Until::Kind::kCount: return c.iteration < options_.until.last_index;
-      case Until::Kind::kNone: return true;
+      case Until::Kind::kGood:
+        return !c.success;
+      case Until::Kind::kBad:
+        return c.success;
+      case Until::Kind::kCount:
+        return c.iteration < options_.until.last_index;
+      case Until::Kind::kNone:
+        return true;
     }
     return true;
   };
@@ -287,9 +294,9 @@ Replay Iterator::iterate(const Callbacks& callbacks, const std::string& suffix,
     Logger::Indent indent;
     const std::optional<int64_t> remaining =
         callbacks.remaining ? callbacks.remaining() : std::nullopt;
-    logger().start("RUNNING | Iteration {}{}", index + 1,
-                   remaining ? fmt::format(" | Approximately {} iteration(s) remaining", *remaining)
-                             : "");
+    logger().start(
+        "RUNNING | Iteration {}{}", index + 1,
+        remaining ? fmt::format(" | Approximately {} iteration(s) remaining", *remaining) : "");
     const auto start = std::chrono::steady_clock::now();
     bool cleanup = false;  // the iteration's files are removed when it ends
     auto clean_up = [&] {
@@ -312,8 +319,7 @@ Replay Iterator::iterate(const Callbacks& callbacks, const std::string& suffix,
         break;
       }
       if (!options_.iteration_info.empty())
-        io::write_file(options_.iteration_info,
-                       Json{{"iteration", context.iteration}}.dump(4));
+        io::write_file(options_.iteration_info, Json{{"iteration", context.iteration}}.dump(4));
       // Saved first as a failure: if the check crashes the session, loading this replay skips
       // the iteration that crashed.
       IterationContext skip_current = context;

@@ -24,12 +24,12 @@ namespace parity::debug {
 
 // How a --check command's result is judged (Polygraphy's CheckCmdArgs).
 struct CheckOptions {
-  std::vector<std::string> command;  // empty: ask the user whether each iteration passed
-  std::optional<std::vector<int>> fail_codes;         // only these exit statuses fail
+  std::vector<std::string> command;            // empty: ask the user whether each iteration passed
+  std::optional<std::vector<int>> fail_codes;  // only these exit statuses fail
   std::optional<std::vector<int>> ignore_fail_codes;  // these exit statuses pass
-  std::vector<std::string> fail_regexes;  // a failure needs one of these in the output
-  bool show_output = false;               // show the output of passing iterations too
-  bool hide_fail_output = false;          // hide the output of failing iterations
+  std::vector<std::string> fail_regexes;              // a failure needs one of these in the output
+  bool show_output = false;                           // show the output of passing iterations too
+  bool hide_fail_output = false;                      // hide the output of failing iterations
 };
 
 // The verdict rule on its own: whether a command that exited with `returncode` and printed

@@ -17,7 +17,7 @@ void Marker::step(bool success, int64_t num_nodes) {
 void Marker::finish() {
   std::optional<int64_t> below, above;  // node counts of passing candidates
   for (const auto& [num, index] : good_node_indices_) {
-    if (num < least_bad_nodes_) below = num;          // ascending: ends at the largest
+    if (num < least_bad_nodes_) below = num;             // ascending: ends at the largest
     if (num >= least_bad_nodes_ && !above) above = num;  // the smallest
   }
   if (below)

@@ -35,9 +35,10 @@ ReduceResult reduce_by_comparison(const ModelPtr& model, const ConfiguredBackend
                                   bool random_data, ReduceOptions options) {
   const bool first_streams = static_cast<bool>(first.backend->run_observed);
   if (!first_streams && !second.backend->run_observed)
-    fail_usage("failed to reduce by comparing {} and {}: one of the two backends must stream "
-               "its tensors for the layer-wise comparison; valid choices include --pluginref",
-               first.backend->name, second.backend->name);
+    fail_usage(
+        "failed to reduce by comparing {} and {}: one of the two backends must stream "
+        "its tensors for the layer-wise comparison; valid choices include --pluginref",
+        first.backend->name, second.backend->name);
   const ConfiguredBackend& reference = first_streams ? first : second;
   const ConfiguredBackend& other = first_streams ? second : first;
 
@@ -60,10 +61,11 @@ ReduceResult reduce_by_comparison(const ModelPtr& model, const ConfiguredBackend
   if (run.iterations.empty()) fail("failed to compare the full model: no iteration ran");
   const LayerwiseResult& r = run.iterations.front();
   if (r.passed())
-    fail("failed to reduce '{}': {} and {} agree on every compared tensor of the full model "
-         "within the tolerances, so there is no failure to reduce; tighter tolerances (--atol, "
-         "--rtol) or a --check command that fails give one",
-         model->path, first.backend->name, second.backend->name);
+    fail(
+        "failed to reduce '{}': {} and {} agree on every compared tensor of the full model "
+        "within the tolerances, so there is no failure to reduce; tighter tolerances (--atol, "
+        "--rtol) or a --check command that fails give one",
+        model->path, first.backend->name, second.backend->name);
   if (r.first_divergence) {
     const NodeResult& node = r.nodes[*r.first_divergence];
     options.start_node = node.index;

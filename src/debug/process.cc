@@ -50,9 +50,10 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0)
-    fail("failed to run the check command '{}': {}; the command must name a program in PATH "
-         "or a path to one",
-         argv[0], strerror(spawned));
+    fail(
+        "failed to run the check command '{}': {}; the command must name a program in PATH "
+        "or a path to one",
+        argv[0], strerror(spawned));
   out.close_end(1);
   err.close_end(1);
 

@@ -18,9 +18,10 @@ namespace parity::debug {
 ReduceMode reduce_mode_from_name(const std::string& name) {
   if (name == "bisect") return ReduceMode::kBisect;
   if (name == "linear") return ReduceMode::kLinear;
-  fail_usage("failed to parse --mode with value '{}': it must be a reduction strategy{}; valid "
-             "choices are bisect, linear",
-             name, did_you_mean(name, {"bisect", "linear"}));
+  fail_usage(
+      "failed to parse --mode with value '{}': it must be a reduction strategy{}; valid "
+      "choices are bisect, linear",
+      name, did_you_mean(name, {"bisect", "linear"}));
 }
 
 namespace {
@@ -156,9 +157,8 @@ class Reduction {
 
 }  // namespace
 
-ReduceResult reduce_model(const ModelPtr& model, const ReduceOptions& options,
-                          TensorSource& values, const ArtifactSorter* sorter, Judge check,
-                          ModelJudge in_memory) {
+ReduceResult reduce_model(const ModelPtr& model, const ReduceOptions& options, TensorSource& values,
+                          const ArtifactSorter* sorter, Judge check, ModelJudge in_memory) {
   PARITY_ENFORCE(static_cast<bool>(check) != static_cast<bool>(in_memory),
                  "reduce_model takes one judge");
   if (options.output.empty() && options.min_good.empty())
@@ -226,8 +226,7 @@ ReduceResult reduce_model(const ModelPtr& model, const ReduceOptions& options,
   if (options.start_node && options.reduce_inputs) {
     if (std::optional<size_t> at = position_of(bad, *options.start_node)) {
       Candidate tried = bad;
-      if (reduction.try_once(bad, /*outputs=*/false, bad.node_inputs(*at), "inputs_start",
-                             tried)) {
+      if (reduction.try_once(bad, /*outputs=*/false, bad.node_inputs(*at), "inputs_start", tried)) {
         bad = tried;
         seeded_inputs = true;
       }
@@ -370,9 +369,10 @@ ModelPtr override_input_shapes(const ir::Model& model, const TensorMetadata& sha
     auto it = std::find_if(g.mutable_input()->begin(), g.mutable_input()->end(),
                            [&](const auto& in) { return in.name() == m.name; });
     if (it == g.mutable_input()->end())
-      fail_usage("failed to use --model-input-shapes for '{}': the model has no input of that "
-                 "name{}",
-                 m.name, did_you_mean(m.name, inputs));
+      fail_usage(
+          "failed to use --model-input-shapes for '{}': the model has no input of that "
+          "name{}",
+          m.name, did_you_mean(m.name, inputs));
     auto* tt = it->mutable_type()->mutable_tensor_type();
     if (m.dtype) tt->set_elem_type(static_cast<int32_t>(*m.dtype));
     if (m.shape) {

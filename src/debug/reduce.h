@@ -44,17 +44,16 @@ struct ReduceOptions {
 using ModelJudge = std::function<bool(const ModelPtr& candidate)>;
 
 struct ReduceResult {
-  ModelPtr bad;   // the minimal failing model
-  ModelPtr good;  // with min_good: the passing model found closest in size (may be null)
+  ModelPtr bad;            // the minimal failing model
+  ModelPtr good;           // with min_good: the passing model found closest in size (may be null)
   int64_t candidates = 0;  // candidates judged (iterations that ran a check or comparison)
   std::vector<std::string> bad_nodes;  // node names of `bad`
 };
 
 // Runs both phases. Exactly one of `check` (judges the saved iteration artifact) and
 // `in_memory` is set.
-ReduceResult reduce_model(const ModelPtr& model, const ReduceOptions& options,
-                          TensorSource& values, const ArtifactSorter* sorter, Judge check,
-                          ModelJudge in_memory);
+ReduceResult reduce_model(const ModelPtr& model, const ReduceOptions& options, TensorSource& values,
+                          const ArtifactSorter* sorter, Judge check, ModelJudge in_memory);
 
 // The values of the full model's tensors for one feed: taken from the feed when it holds them
 // (graph inputs, or every tensor of a layer-wise input file made by `data to-input`), else
