@@ -9,6 +9,7 @@
 #include "backend/plugins.h"
 #include "cli/inspect.h"
 #include "cli/run.h"
+#include "cli/surgeon.h"
 #include "core/error.h"
 #include "core/logger.h"
 #include "core/names.h"
@@ -159,6 +160,8 @@ int main(int argc, char** argv) {
   CLI::App* inspect_model = setup_inspect_model(*inspect, model_args);
   InspectDataArgs data_args;
   CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
+  SurgeonArgs surgeon_args;
+  CLI::App* surgeon = setup_surgeon(app, surgeon_args);
 
   // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
   // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option
@@ -184,16 +187,18 @@ int main(int argc, char** argv) {
 
   const LoggingArgs* logging = run->parsed()             ? &run_args.logging
                                : inspect_model->parsed() ? &model_args.logging
+                               : surgeon->parsed()       ? surgeon_args.logging()
                                                          : &data_args.logging;
   const std::string& command = invoked_command();
   auto start = std::chrono::steady_clock::now();
   auto runtime = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  // Polygraphy frames `run` alone with RUNNING and PASSED/FAILED lines, and not when the run
-  // is only written as a script. PASSED is printed only for a passing RunVerdict (or a script
-  // that ran the comparison and exited 0): comparator/verdict.h says how one is made.
-  const bool framed = run->parsed() && run_args.gen_script.empty();
+  // Polygraphy frames `run` and the `surgeon` tools with RUNNING and PASSED/FAILED lines, and
+  // not a run that is only written as a script. For `run`, PASSED is printed only for a
+  // passing RunVerdict (or a script that ran the comparison and exited 0):
+  // comparator/verdict.h says how one is made; a surgeon tool passes when it wrote its model.
+  const bool framed = (run->parsed() && run_args.gen_script.empty()) || surgeon->parsed();
   int status = 0;
   bool passed = false;
   try {
@@ -214,6 +219,9 @@ int main(int argc, char** argv) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {
       status = run_inspect_data(data_args);
+    } else if (surgeon->parsed()) {
+      status = run_surgeon(surgeon_args);
+      passed = status == 0;
     }
   } catch (const UsageError& e) {
     logger().log(Severity::kCritical, e.what());

@@ -84,7 +84,7 @@ std::string model_summary(const ::onnx::ModelProto& model) {
   const TensorMetadata in = metadata_of(inputs), out = metadata_of(g.output());
   return fmt::format(
       "Name: {} | ONNX Opset: {}\n\n---- {} Graph Input(s) ----\n{}\n\n---- {} Graph Output(s) "
-      "----\n{}\n\n---- {} Initializer(s) ----\n\n---- {} Node(s) ----\n",
+      "----\n{}\n\n---- {} Initializer(s) ----\n\n---- {} Node(s) ----",
       g.name(), opset, in.size(), in.str(), out.size(), out.str(), g.initializer_size(),
       g.node_size());
 }

@@ -1,11 +1,14 @@
 #include "surgeon/shape_inference.h"
 
+#include <algorithm>
+
 #include <onnx/shape_inference/implementation.h>
 
 #include "backend/registry.h"
 #include "backend/runner.h"
 #include "core/error.h"
 #include "core/logger.h"
+#include "core/names.h"
 #include "onnx/model_io.h"
 #include "surgeon/types.h"
 
@@ -49,6 +52,7 @@ TensorMetadata fallback_shapes(const ModelFile& model, const std::vector<std::st
   TensorMetadata meta;
   for (const auto& name : names) {
     const Tensor* t = values.find(name);
+    if (!t) t = feed->find(name);  // a graph input
     if (!t) fail("failed to infer the shape of '{}': the run did not produce it", name);
     meta.add(name, t->dtype(), dims_from_shape(t->shape()));
   }
@@ -72,6 +76,30 @@ void set_shapes(::onnx::GraphProto& graph, const TensorMetadata& meta) {
       *v->mutable_type() = type;
     }
   }
+}
+
+void override_input_shapes(::onnx::GraphProto& graph, const TensorMetadata& shapes) {
+  std::vector<std::string> inputs;
+  for (const auto& in : graph.input()) inputs.push_back(in.name());
+  for (const auto& m : shapes)
+    if (std::find(inputs.begin(), inputs.end(), m.name) == inputs.end())
+      fail("failed to override the shape of input '{}': graph '{}' has no such input{}", m.name,
+           graph.name(), did_you_mean(m.name, inputs));
+  for (auto& in : *graph.mutable_input()) {
+    const TensorMeta* m = shapes.find(in.name());
+    if (!m || !m->shape) continue;
+    if (!in.type().has_tensor_type())
+      fail("failed to override the shape of input '{}': it is not a tensor (its type is {})",
+           in.name(), type_str(in.type()));
+    const auto dtype = dtype_of(in.type());
+    if (!dtype)
+      fail("failed to override the shape of input '{}': the model records no data type for it",
+           in.name());
+    *in.mutable_type() = tensor_type(*dtype, m->shape);
+  }
+  for (auto* list : {graph.mutable_output(), graph.mutable_value_info()})
+    for (auto& v : *list)
+      if (v.type().has_tensor_type()) v.mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
 }  // namespace parity::surgeon

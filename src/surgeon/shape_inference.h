@@ -25,4 +25,9 @@ TensorMetadata fallback_shapes(const ModelFile& model, const std::vector<std::st
 // and shape, other tensors a value_info entry.
 void set_shapes(::onnx::GraphProto& graph, const TensorMetadata& meta);
 
+// Polygraphy's override_input_shapes: the named graph inputs get these shapes (their dtypes
+// kept), and the recorded shapes of every other tensor are dropped, since they may no longer
+// hold (run infer_shapes again afterwards). An unknown input name is an Error with the nearest.
+void override_input_shapes(::onnx::GraphProto& graph, const TensorMetadata& shapes);
+
 }  // namespace parity::surgeon
