@@ -10,6 +10,7 @@
 #include "cli/debug.h"
 #include "cli/inspect.h"
 #include "cli/run.h"
+#include "cli/surgeon.h"
 #include "core/error.h"
 #include "core/logger.h"
 #include "core/names.h"
@@ -160,6 +161,8 @@ int main(int argc, char** argv) {
   CLI::App* inspect_model = setup_inspect_model(*inspect, model_args);
   InspectDataArgs data_args;
   CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
+  SurgeonArgs surgeon_args;
+  CLI::App* surgeon = setup_surgeon(app, surgeon_args);
 
   DebugReduceArgs reduce_args;
   DebugRepeatArgs repeat_args;
@@ -200,6 +203,7 @@ int main(int argc, char** argv) {
 
   const LoggingArgs* logging = run->parsed()             ? &run_args.logging
                                : inspect_model->parsed() ? &model_args.logging
+                               : surgeon->parsed()       ? surgeon_args.logging()
                                : debug_reduce->parsed()  ? &reduce_args.logging
                                : debug_repeat->parsed()  ? &repeat_args.logging
                                                          : &data_args.logging;
@@ -208,11 +212,13 @@ int main(int argc, char** argv) {
   auto runtime = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  // Polygraphy frames `run` alone with RUNNING and PASSED/FAILED lines, and not when the run
-  // is only written as a script. PASSED is printed only for a passing RunVerdict (or a script
-  // that ran the comparison and exited 0): comparator/verdict.h says how one is made.
+  // Polygraphy frames `run` and the `surgeon` tools with RUNNING and PASSED/FAILED lines, and
+  // not a run that is only written as a script. For `run`, PASSED is printed only for a
+  // passing RunVerdict (or a script that ran the comparison and exited 0):
+  // comparator/verdict.h says how one is made; a surgeon tool passes when it wrote its model.
   // The debug tools are framed too, as Polygraphy's are.
-  const bool framed = (run->parsed() && run_args.gen_script.empty()) || debug->parsed();
+  const bool framed =
+      (run->parsed() && run_args.gen_script.empty()) || surgeon->parsed() || debug->parsed();
   int status = 0;
   bool passed = false;
   try {
@@ -233,6 +239,9 @@ int main(int argc, char** argv) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {
       status = run_inspect_data(data_args);
+    } else if (surgeon->parsed()) {
+      status = run_surgeon(surgeon_args);
+      passed = status == 0;
     } else if (debug_reduce->parsed()) {
       status = run_debug_reduce(reduce_args, *debug_reduce);
       passed = status == 0;
