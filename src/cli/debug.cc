@@ -221,8 +221,7 @@ int run_debug_reduce(const DebugReduceArgs& args, const CLI::App& sub) {
         "--output (where to write the reduced model) and/or --min-good (where to write a "
         "reduced model that passes) must be provided!");
 
-  ModelPtr model = args.model.loader()();
-  if (!shapes.empty()) model = debug::override_input_shapes(*model, shapes);
+  ModelPtr model = debug::prepare_model(*args.model.loader()(), shapes);
   DataLoaderArgs data = args.data;
   if (!shapes.empty() && data.input_shapes.empty()) data.input_shapes = args.model_input_shapes;
   std::unique_ptr<FeedSource> feeds = data.make_feeds();

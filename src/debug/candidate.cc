@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/logger.h"
 #include "onnx/model_io.h"
+#include "surgeon/extract.h"
 
 namespace parity::debug {
 
@@ -65,9 +66,7 @@ std::string gs_shape(const std::optional<DimList>& dims) {
 
 // The indices of the full model: producers and the protobuf's nodes.
 struct CandidateIndex {
-  std::unordered_map<std::string, size_t> producer;        // tensor -> graph node index
-  std::unordered_map<std::string, int> proto_node;         // first output -> proto node index
-  std::unordered_map<std::string, int> proto_initializer;  // name -> proto initializer index
+  std::unordered_map<std::string, size_t> producer;  // tensor -> graph node index
   std::unordered_map<std::string, const ::onnx::ValueInfoProto*> value_info;
 };
 
@@ -81,14 +80,6 @@ std::shared_ptr<CandidateIndex> build_index(const ir::Model& model) {
       if (!out.empty()) index->producer.emplace(out, i);
   PARITY_ENFORCE(model.proto != nullptr, "debug reduce needs the model's protobuf");
   const ::onnx::GraphProto& pg = model.proto->graph();
-  for (int i = 0; i < pg.node_size(); ++i)
-    for (const std::string& out : pg.node(i).output())
-      if (!out.empty()) {
-        index->proto_node.emplace(out, i);
-        break;
-      }
-  for (int i = 0; i < pg.initializer_size(); ++i)
-    index->proto_initializer.emplace(pg.initializer(i).name(), i);
   for (const auto& vi : pg.value_info()) index->value_info.emplace(vi.name(), &vi);
   for (const auto& vi : pg.output()) index->value_info[vi.name()] = &vi;
   for (const auto& vi : pg.input()) index->value_info[vi.name()] = &vi;
@@ -252,17 +243,11 @@ ModelPtr Candidate::to_model(TensorSource& source) const {
   // graph input. They are frozen; then every node whose inputs are all constant is folded
   // away by freezing what it feeds into the rest.
   std::vector<std::string> cut_off;
-  std::unordered_set<std::string> constants_read;
   for (size_t i : nodes_)
-    for (const std::string& r : node_reads(graph_->nodes[i])) {
-      if (inputs.count(r) || produced.count(r)) continue;
-      if (is_constant(r)) {
-        constants_read.insert(r);
-      } else if (std::find(cut_off.begin(), cut_off.end(), r) == cut_off.end()) {
+    for (const std::string& r : node_reads(graph_->nodes[i]))
+      if (!inputs.count(r) && !produced.count(r) && !is_constant(r) &&
+          std::find(cut_off.begin(), cut_off.end(), r) == cut_off.end())
         cut_off.push_back(r);
-      }
-    }
-  std::vector<size_t> kept = nodes_;
   std::vector<std::string> frozen;
   if (!cut_off.empty()) {
     if (source.random_data())
@@ -299,12 +284,7 @@ ModelPtr Candidate::to_model(TensorSource& source) const {
     for (size_t i : dynamic_nodes)
       for (const std::string& r : node_reads(graph_->nodes[i])) add_boundary(r);
     for (const std::string& o : outputs_) add_boundary(o);
-    kept = dynamic_nodes;
     frozen = boundary;
-    constants_read.clear();
-    for (size_t i : kept)
-      for (const std::string& r : node_reads(graph_->nodes[i]))
-        if (is_constant(r)) constants_read.insert(r);
     if (!frozen.empty()) logger().verbose("Folding constants to remove extraneous subgraphs");
   }
 
@@ -325,62 +305,33 @@ ModelPtr Candidate::to_model(TensorSource& source) const {
   need_values.erase(std::unique(need_values.begin(), need_values.end()), need_values.end());
   const TensorMap values = need_values.empty() ? TensorMap{} : source.values(need_values);
 
-  const ::onnx::ModelProto& src = *model_->proto;
-  auto proto = std::make_shared<::onnx::ModelProto>();
-  proto->set_ir_version(src.ir_version());
-  *proto->mutable_opset_import() = src.opset_import();
-  proto->set_producer_name(src.producer_name());
-  proto->set_producer_version(src.producer_version());
-  proto->set_domain(src.domain());
-  proto->set_model_version(src.model_version());
-  proto->set_doc_string(src.doc_string());
-  *proto->mutable_metadata_props() = src.metadata_props();
-  *proto->mutable_functions() = src.functions();
+  // The subgraph itself is surgeon's extraction, between the graph inputs and the frozen
+  // tensors on one side and the outputs on the other; the frozen ones then become
+  // initializers holding their values.
+  auto proto = std::make_shared<::onnx::ModelProto>(*model_->proto);
+  surgeon::ExtractOptions extract;
+  auto spec = [&](const std::string& name, bool is_input) {
+    surgeon::TensorSpec t{name, std::nullopt, std::nullopt};
+    if (const Tensor* v = values.find(name); v && !known(name, is_input)) {
+      t.dtype = v->dtype();
+      if (is_input) t.shape = dims_from_shape(v->shape());
+    }
+    return t;
+  };
+  for (const std::string& in : inputs_) extract.inputs.push_back(spec(in, true));
+  for (const std::string& f : frozen) extract.inputs.push_back(spec(f, true));
+  for (const std::string& out : outputs_) extract.outputs.push_back(spec(out, false));
+  surgeon::extract_subgraph(*proto, extract);
   ::onnx::GraphProto& g = *proto->mutable_graph();
-  const ::onnx::GraphProto& sg = src.graph();
-  g.set_name(sg.name());
-  g.set_doc_string(sg.doc_string());
-
-  // Nodes in the full graph's order, with the Constant nodes they read.
-  std::set<size_t> with_constants(kept.begin(), kept.end());
-  for (const std::string& c : constants_read)
-    if (const std::optional<size_t> p = producer(c)) with_constants.insert(*p);
-  std::unordered_set<std::string> present;  // every value in the new graph
-  for (size_t i : with_constants) {
-    const ir::Node& n = graph_->nodes[i];
-    std::string first;
-    for (const std::string& o : n.outputs)
-      if (!o.empty()) {
-        first = o;
+  for (const std::string& f : frozen) {
+    auto* graph_inputs = g.mutable_input();
+    for (int i = 0; i < graph_inputs->size(); ++i)
+      if (graph_inputs->Get(i).name() == f) {
+        graph_inputs->DeleteSubrange(i, 1);
         break;
       }
-    auto it = index->proto_node.find(first);
-    PARITY_ENFORCE(it != index->proto_node.end(), "node '{}' has no protobuf node", n.name);
-    *g.add_node() = sg.node(it->second);
-    for (const std::string& r : node_reads(n)) present.insert(r);
-    for (const std::string& o : n.outputs) present.insert(o);
+    tensor_to_proto(f, values.at(f), *g.add_initializer());
   }
-  for (const std::string& in : inputs_) {
-    if (const ::onnx::ValueInfoProto* vi = known(in, true))
-      *g.add_input() = *vi;
-    else
-      fill_value_info(*g.add_input(), in, values.at(in));
-  }
-  for (const std::string& out : outputs_) {
-    const ::onnx::ValueInfoProto* vi = known(out, false);
-    if (vi)
-      *g.add_output() = *vi;
-    else
-      fill_value_info(*g.add_output(), out, values.at(out));
-  }
-  for (const std::string& c : constants_read)
-    if (auto it = index->proto_initializer.find(c); it != index->proto_initializer.end())
-      *g.add_initializer() = sg.initializer(it->second);
-  for (const std::string& f : frozen) tensor_to_proto(f, values.at(f), *g.add_initializer());
-  for (const auto& vi : sg.value_info())
-    if (present.count(vi.name()) && !inputs.count(vi.name()) &&
-        std::find(outputs_.begin(), outputs_.end(), vi.name()) == outputs_.end())
-      *g.add_value_info() = vi;
 
   onnx_io::LoadOptions options;
   options.external_data_dir = model_->external_data_dir;

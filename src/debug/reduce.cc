@@ -12,6 +12,7 @@
 #include "layerwise/layerwise.h"
 #include "onnx/describe.h"
 #include "onnx/model_io.h"
+#include "surgeon/shape_inference.h"
 
 namespace parity::debug {
 
@@ -130,6 +131,40 @@ class Reduction {
     return failed;
   }
 
+  // The inputs of the node at `at`, then of the nodes before it, one at a time, up to `steps`
+  // candidates: the first that fails is taken. The error of a node often needs a little of
+  // what comes before it (a Cast a backend fuses into the next node, say).
+  bool walk_back_inputs(const Candidate& graph, size_t at, size_t steps, Candidate& result) {
+    logger().start("Reducing model inputs back from the node to start from");
+    bool failed = false;
+    size_t position = at;
+    Iterator::Callbacks callbacks;
+    callbacks.make_artifact = [&](IterationContext& context) {
+      result = graph;
+      {
+        Logger::Indent indent;
+        mark(result, /*outputs=*/false, result.node_inputs(position));
+        write(result);
+      }
+      context.state["num_nodes"] = static_cast<int64_t>(result.nodes().size());
+      return Iterator::Make::kCheck;
+    };
+    callbacks.advance = [&](const IterationContext& context) {
+      ++judged_;
+      failed = !context.success;
+      if (failed || position == 0 || at - position + 1 >= steps) return false;
+      --position;
+      return true;
+    };
+    callbacks.remaining = [&]() -> std::optional<int64_t> {
+      return static_cast<int64_t>(std::min(steps - (at - position), position + 1));
+    };
+    replay_ = iterator_.iterate(callbacks, "inputs_start", have_replay_ ? &replay_ : nullptr);
+    have_replay_ = true;
+    logger().finish("Finished reducing model inputs back from the node to start from");
+    return failed;
+  }
+
   void mark(Candidate& c, bool outputs, const std::vector<std::string>& names) {
     if (outputs)
       c.mark_outputs(names);
@@ -226,7 +261,8 @@ ReduceResult reduce_model(const ModelPtr& model, const ReduceOptions& options, T
   if (options.start_node && options.reduce_inputs) {
     if (std::optional<size_t> at = position_of(bad, *options.start_node)) {
       Candidate tried = bad;
-      if (reduction.try_once(bad, /*outputs=*/false, bad.node_inputs(*at), "inputs_start", tried)) {
+      constexpr size_t kWalkBack = 4;  // candidates before falling back to bisection
+      if (reduction.walk_back_inputs(bad, *at, kWalkBack, tried)) {
         bad = tried;
         seeded_inputs = true;
       }
@@ -360,35 +396,10 @@ bool BackendPairJudge::operator()(const ModelPtr& candidate) const {
   return passed;
 }
 
-ModelPtr override_input_shapes(const ir::Model& model, const TensorMetadata& shapes) {
+ModelPtr prepare_model(const ir::Model& model, const TensorMetadata& input_shapes) {
   auto proto = std::make_shared<::onnx::ModelProto>(*model.proto);
-  ::onnx::GraphProto& g = *proto->mutable_graph();
-  std::vector<std::string> inputs;
-  for (const auto& in : g.input()) inputs.push_back(in.name());
-  for (const TensorMeta& m : shapes) {
-    auto it = std::find_if(g.mutable_input()->begin(), g.mutable_input()->end(),
-                           [&](const auto& in) { return in.name() == m.name; });
-    if (it == g.mutable_input()->end())
-      fail_usage(
-          "failed to use --model-input-shapes for '{}': the model has no input of that "
-          "name{}",
-          m.name, did_you_mean(m.name, inputs));
-    auto* tt = it->mutable_type()->mutable_tensor_type();
-    if (m.dtype) tt->set_elem_type(static_cast<int32_t>(*m.dtype));
-    if (m.shape) {
-      tt->mutable_shape()->Clear();
-      for (const Dim& d : *m.shape) {
-        auto* dim = tt->mutable_shape()->add_dim();
-        if (d.is_fixed())
-          dim->set_dim_value(d.value);
-        else if (d.is_symbolic())
-          dim->set_dim_param(d.param);
-      }
-    }
-  }
-  g.clear_value_info();
-  for (auto& out : *g.mutable_output())
-    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  if (!input_shapes.empty()) surgeon::override_input_shapes(*proto->mutable_graph(), input_shapes);
+  surgeon::infer_shapes(*proto, /*error_ok=*/true);
   onnx_io::LoadOptions options;
   options.external_data_dir = model.external_data_dir;
   ModelPtr copy = onnx_io::model_from_proto(

@@ -99,9 +99,9 @@ ReduceResult reduce_by_comparison(const ModelPtr& model, const ConfiguredBackend
 // The first feed of `feeds` for the model's graph inputs.
 TensorMap first_feed(const ir::Model& model, FeedSource& feeds);
 
-// Sets the shapes of the model's inputs (--model-input-shapes) on a copy; the types the file
-// gives for other tensors are dropped, since they may no longer hold (they are then taken from
-// the values computed for the new shapes).
-ModelPtr override_input_shapes(const ir::Model& model, const TensorMetadata& shapes);
+// The model as `debug reduce` works on it (Polygraphy's defaults): the input shapes of
+// --model-input-shapes set, then ONNX shape inference run, so candidates' inputs and outputs get
+// the types of the full model.
+ModelPtr prepare_model(const ir::Model& model, const TensorMetadata& input_shapes);
 
 }  // namespace parity::debug
