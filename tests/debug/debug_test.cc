@@ -365,6 +365,28 @@ TEST(DebugReduceNative, WrongNodeFoundByBisectionWithoutAStartNode) {
   EXPECT_LE(r.candidates, 2 * 7);  // two bisections of at most 64 nodes
 }
 
+TEST(DebugReduceValues, LayerwiseInputsAreUsedAsTheyAre) {
+  // A feed that holds intermediate tensors too (what `data to-input` makes from a mark-all
+  // run): a candidate's new inputs take those values, with no reference run.
+  ModelPtr model = chain_model(6);
+  const ConfiguredBackend ref = BackendRegistry::global().configure("pluginref", {});
+  TensorMap feed;
+  feed.set("x", Tensor(DataType::kFloat32, {4, 64}));
+  Tensor golden(DataType::kFloat32, {4, 64});
+  for (int64_t i = 0; i < golden.numel(); ++i) golden.data<float>()[i] = 0.25f * i;
+  feed.set("t2", golden);
+  FullModelValues values(model, ref, feed, /*random_data=*/false);
+  EXPECT_TRUE(same_bytes(values.values({"t2"}).at("t2"), golden));
+  EXPECT_EQ(values.reference_runs(), 0u);
+  // A tensor the feed lacks is computed from the graph inputs on the reference.
+  LogCapture capture;
+  const Tensor t3 = values.values({"t3"}).at("t3");
+  EXPECT_EQ(values.reference_runs(), 1u);
+  TensorMap inputs;
+  inputs.set("x", feed.at("x"));
+  EXPECT_TRUE(same_bytes(t3, ref.fetch_tensors(model, inputs, {"t3"}).at("t3")));
+}
+
 TEST(DebugReduceNative, PassingModelIsAnError) {
   ModelPtr model = chain_model(8);
   const ConfiguredBackend ref = BackendRegistry::global().configure("pluginref", {});
