@@ -221,6 +221,9 @@ int run_debug_reduce(const DebugReduceArgs& args, const CLI::App& sub) {
         "--output (where to write the reduced model) and/or --min-good (where to write a "
         "reduced model that passes) must be provided!");
 
+  // The judge first: Polygraphy announces an interactive session before loading the model.
+  debug::Judge judge;
+  if (!native) judge = debug::check_command_judge(check_options(args.iterative));
   ModelPtr model = debug::prepare_model(*args.model.loader()(), shapes);
   DataLoaderArgs data = args.data;
   if (!shapes.empty() && data.input_shapes.empty()) data.input_shapes = args.model_input_shapes;
@@ -236,7 +239,6 @@ int run_debug_reduce(const DebugReduceArgs& args, const CLI::App& sub) {
     debug::FullModelValues values(model, BackendRegistry::global().configure("pluginref", {}), feed,
                                   random);
     const debug::ArtifactSorter sorter(args.iterative.artifacts, args.iterative.artifacts_dir);
-    debug::Judge judge = debug::check_command_judge(check_options(args.iterative));
     result = debug::reduce_model(model, options, values, &sorter, judge, {});
   }
   logger().verbose("Judged {} candidate(s); the reduced model has {} node(s)", result.candidates,

@@ -257,7 +257,8 @@ ModelPtr Candidate::to_model(TensorSource& source) const {
           "branch needs to be folded away.\nPlease ensure that you have provided a data loader "
           "argument directly to `debug reduce` (i.e. prior to `--check`) if your `--check` "
           "command is using a non-default data loader.\nNot doing so may result in false "
-          "negatives!\n");
+          "negatives!");
+    source.values(cut_off);  // as Polygraphy: values first (the fallback run), then the log
     for (const std::string& name : cut_off)
       logger().info("Freezing tensor: Variable ({}): {} to eliminate branches.", name,
                     gs_tensor_meta(graph_->find_type(name)));

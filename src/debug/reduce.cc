@@ -215,7 +215,7 @@ ReduceResult reduce_model(const ModelPtr& model, const ReduceOptions& options, T
   if (dynamic_inputs)
     logger().warning(
         "This model uses dynamic input shapes.\nYou may want to provide input shapes to `debug "
-        "reduce` using the `--model-input-shapes` option to prevent unexpected behavior.\n");
+        "reduce` using the `--model-input-shapes` option to prevent unexpected behavior.");
   else if (unknown_types)
     logger().warning(
         "The model does not give the shapes of some of its tensors.\nThe candidates take the "

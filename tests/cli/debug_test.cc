@@ -54,7 +54,8 @@ CommandResult parity_in(const TempDir& dir, const std::string& args) {
 }
 
 void copy_scripts(const TempDir& dir) {
-  for (const char* name : {"mk.py", "check.py", "flaky.py", "mk_fp16.py"})
+  for (const char* name :
+       {"mk.py", "check.py", "flaky.py", "mk_fp16.py", "mk_branch.py", "check_add.py"})
     fs::copy_file(fixture(name), dir.file(name));
 }
 
@@ -124,6 +125,37 @@ TEST(DebugReduceCli, MinGoodAndArtifactsAndReplay) {
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(again.output.find("Running check command"), std::string::npos) << again.output;
   EXPECT_EQ(op_types(dir.file("min.onnx")), "Sigmoid");
+}
+
+TEST(DebugReduceCli, BranchCutOffFromTheNewInputsIsFrozen) {
+  // relu -> exp -> sigmoid -> add(relu, sigmoid) -> neg; the check fails any model with the Add.
+  // Cutting the inputs at the Sigmoid leaves the Add reading relu's output, whose own input is
+  // no longer a graph input: it is frozen into an initializer (the relu folded away).
+  TempDir dir;
+  copy_scripts(dir);
+  ASSERT_EQ(
+      run_command("cd '" + dir.path().string() + "' && /usr/bin/python3 mk_branch.py").exit_code,
+      0);
+  const CommandResult r =
+      parity_in(dir,
+                "debug reduce branch.onnx -o min.onnx --artifacts polygraphy_debug.onnx --check "
+                "/usr/bin/python3 check_add.py polygraphy_debug.onnx");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Freezing tensor: Variable (x): (shape=[1, 4], dtype=float32) to "
+                          "eliminate branches."),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(op_types(dir.file("min.onnx")), "Add");
+  std::string frozen;
+  for (const auto& e : fs::directory_iterator(dir.file("polygraphy_artifacts/bad")))
+    if (e.path().filename().string().find("_N0_inputs") != std::string::npos) frozen = e.path();
+  ASSERT_FALSE(frozen.empty());
+  EXPECT_EQ(op_types(frozen), "Sigmoid Add");
+  const CommandResult init = run_python(
+      "import onnx\nm = onnx.load('" + frozen +
+      "')\nprint([(i.name, list(i.dims)) for i in m.graph.initializer], [i.name for i in "
+      "m.graph.input])\n");
+  EXPECT_NE(init.output.find("[('a', [1, 4])] ['e']"), std::string::npos) << init.output;
 }
 
 TEST(DebugRepeatCli, UntilBadPrintsPolygraphysLinesAndSortsArtifacts) {
