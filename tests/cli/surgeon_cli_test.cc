@@ -314,3 +314,86 @@ TEST(SurgeonCli, ExternalDataIsWrittenAndRelocated) {
 
 }  // namespace
 }  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+// A Range whose limit comes from a reduction of the input: an unbounded data-dependent shape.
+const char* kRangeText = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[4] x) => (float[?] y) <float start = {0}, float delta = {1}> {
+    n = ReduceMax <keepdims = 0> (x)
+    r = Range (start, n, delta)
+    y = Neg (r)
+  }
+)";
+
+TEST(SurgeonCli, InspectShapeInferenceAndUnboundedDdsAsPolygraphy) {
+  TempDir dir;
+  const std::string model = dir.file("range.onnx");
+  write_model_from_text(model, kRangeText);
+  auto r = run_parity({"inspect", "model", model, "--shape-inference", "--list-unbounded-dds",
+                       "--show", "layers", "--log-format", "no-colors"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string fixture =
+      read_text(source_path("tests/cli/fixtures/polygraphy_inspect_shape_inference.txt"));
+  for (const std::string line :
+       {"[I] Found tensors with unbounded DDS: [Variable (n): (shape=[], dtype=float32)]",
+        "-> {r [dtype=float32, shape=('unk__0',)]}", "{y [dtype=float32, shape=('unk__0',)]}"}) {
+    ASSERT_NE(fixture.find(line), std::string::npos) << line;
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+}
+
+TEST(SurgeonCli, UpperBoundsAMinInTheTensorsDtypeAndTheModelStillRuns) {
+  TempDir dir;
+  const std::string model = dir.file("range.onnx"), out = dir.file("bounded.onnx");
+  write_model_from_text(model, kRangeText);
+  auto r = run_parity({"surgeon", "sanitize", model, "--set-unbounded-dds-upper-bound", "100", "-o",
+                       out, "--log-format", "no-colors"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string fixture =
+      read_text(source_path("tests/cli/fixtures/polygraphy_surgeon_sanitize_upper_bound.txt"));
+  ASSERT_NE(fixture.find("[I] Set tensor upper bounds: {'n': 100}\n[I] Original Model:"),
+            std::string::npos);
+  EXPECT_NE(r.output.find("[I] Set tensor upper bounds: {'n': 100}\n[I] Original Model:"),
+            std::string::npos)
+      << r.output;
+  auto nodes = run_python(
+      "import onnx\n"
+      "m = onnx.load('" +
+      out +
+      "')\n"
+      "onnx.checker.check_model(m, full_check=True)\n"
+      "print([n.op_type for n in m.graph.node])\n"
+      "print([i.data_type for i in m.graph.initializer if i.name == 'n_upper_bound'])\n");
+  EXPECT_NE(nodes.output.find("['ReduceMax', 'Min', 'Range', 'Neg']"), std::string::npos)
+      << nodes.output;
+  EXPECT_NE(nodes.output.find("[1]"), std::string::npos) << nodes.output;  // float32, as n
+  // Inputs in [0, 3] keep n under the bound: the same outputs as the original.
+  const std::string saved = dir.file("o.json");
+  ASSERT_EQ(
+      run_parity({"run", model, "--pluginref", "--val-range", "[0,3]", "--save-outputs", saved})
+          .exit_code,
+      0);
+  for (const char* backend : {"--pluginref", "--onnxrt"}) {
+    auto c = run_parity({"run", out, backend, "--val-range", "[0,3]", "--load-outputs", saved});
+    EXPECT_EQ(c.exit_code, 0) << backend << "\n" << c.output;
+  }
+  // The listing sees the Min: nothing is unbounded any more.
+  auto listed = run_parity({"inspect", "model", out, "--shape-inference", "--list-unbounded-dds"});
+  EXPECT_NE(listed.output.find("Found tensors with unbounded DDS: []"), std::string::npos)
+      << listed.output;
+
+  auto unknown = run_parity(
+      {"surgeon", "sanitize", model, "--set-unbounded-dds-upper-bound", "nn:5", "-o", out});
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+  EXPECT_NE(unknown.output.find("has no such tensor; did you mean 'n'?"), std::string::npos)
+      << unknown.output;
+  auto malformed = run_parity(
+      {"surgeon", "sanitize", model, "--set-unbounded-dds-upper-bound", "n:lots", "-o", out});
+  EXPECT_EQ(malformed.exit_code, 2) << malformed.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
