@@ -14,11 +14,15 @@ std::string SurgeonModelArgs::path() const {
   return ec ? model_file : absolute.string();
 }
 
-surgeon::ModelFile SurgeonModelArgs::load() const {
+surgeon::ModelFile SurgeonModelArgs::load(bool show_summary) const {
   logger().info("Loading model: {}", path());
   surgeon::ModelFile model = surgeon::load_model_file(model_file, external_data_dir);
-  logger().info("Original Model:\n{}\n", surgeon::model_summary(*model.proto));
+  if (show_summary) show_original(model);
   return model;
+}
+
+void SurgeonModelArgs::show_original(const surgeon::ModelFile& model) {
+  logger().info("Original Model:\n{}\n", surgeon::model_summary(*model.proto));
 }
 
 void SurgeonModelArgs::save_model(surgeon::ModelFile& model) const {

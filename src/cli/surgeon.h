@@ -22,8 +22,10 @@ struct SurgeonModelArgs {
   SaveOnnxArgs save;
 
   std::string path() const;  // absolute, as Polygraphy prints it
-  // Loads the model, logging "Loading model: ..." and Polygraphy's "Original Model:" summary.
-  surgeon::ModelFile load() const;
+  // Loads the model, logging "Loading model: ..." and (unless told not to, for a tool that
+  // edits the model while loading it, as Polygraphy's do) the "Original Model:" summary.
+  surgeon::ModelFile load(bool show_summary = true) const;
+  static void show_original(const surgeon::ModelFile& model);
   // Saves through the saving flags, then logs the "New Model:" summary.
   void save_model(surgeon::ModelFile& model) const;
 };

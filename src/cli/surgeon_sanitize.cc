@@ -1,5 +1,7 @@
 // `parity surgeon sanitize`: fold constants, override input shapes, clean up and sort
 // (Polygraphy's `surgeon sanitize`), folding on the reference backend.
+#include <charconv>
+#include <map>
 #include <string>
 
 #include "cli/parse_util.h"
@@ -10,6 +12,7 @@
 #include "surgeon/graph.h"
 #include "surgeon/shape_inference.h"
 #include "surgeon/types.h"
+#include "surgeon/upper_bound.h"
 
 namespace parity::cli {
 
@@ -47,6 +50,23 @@ void warn_unused_fold_flags(const SurgeonSanitizeArgs& args) {
           "Argument: '--{}' will be ignored since constant folding is not enabled.\nThis "
           "argument is only valid when the `--fold-constants` option is provided.",
           name);
+}
+
+// --set-unbounded-dds-upper-bound: "<bound>" for every unbounded tensor, "<tensor>:<bound>".
+std::map<std::string, int64_t> upper_bounds(const std::vector<std::string>& tokens) {
+  std::map<std::string, int64_t> bounds;
+  for (const auto& token : tokens) {
+    const auto [name, text] = split_last_colon(token);
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < 0)
+      fail_usage(
+          "failed to parse --set-unbounded-dds-upper-bound with value '{}': the bound must be a "
+          "non-negative integer, given as <bound> or <tensor>:<bound>",
+          token);
+    bounds[name] = value;
+  }
+  return bounds;
 }
 
 }  // namespace
@@ -106,15 +126,20 @@ int run_surgeon_sanitize(const SurgeonSanitizeArgs& args) {
   const DataLoaderOptions data = args.data.options("--override-input-shapes");
   (void)args.model.save.options(args.model.model_file);
   warn_unused_fold_flags(args);
-  if (!args.upper_bounds.empty())
-    fail_usage(
-        "failed to apply --set-unbounded-dds-upper-bound: this release of Parity does not "
-        "implement it yet; sanitize without it");
+  const std::map<std::string, int64_t> bounds = upper_bounds(args.upper_bounds);
 
-  surgeon::ModelFile model = args.model.load();
+  // As Polygraphy's loader: shapes inferred and upper bounds set before the model is shown.
+  surgeon::ModelFile model = args.model.load(/*show_summary=*/false);
   ::onnx::GraphProto& graph = *model.proto->mutable_graph();
   const bool shape_inference = !args.no_shape_inference && !args.data.force_fallback;
   if (shape_inference) surgeon::infer_shapes(*model.proto);
+  if (!bounds.empty()) {
+    const auto applied = surgeon::set_upper_bounds(graph, bounds);
+    std::vector<std::string> parts;
+    for (const auto& [name, bound] : applied) parts.push_back(fmt::format("'{}': {}", name, bound));
+    logger().info("Set tensor upper bounds: {{{}}}", fmt::join(parts, ", "));
+  }
+  SurgeonModelArgs::show_original(model);
   if (!overrides.empty()) {
     surgeon::override_input_shapes(graph, overrides);
     TensorMetadata now;

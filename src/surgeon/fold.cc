@@ -67,9 +67,10 @@ Constants constants_of(const ::onnx::GraphProto& g, const Constants& outer) {
 
 class Folder {
  public:
-  Folder(const ModelFile& model, const FoldOptions& options)
+  Folder(const ModelFile& model, const FoldOptions& options, std::set<std::string>& warned)
       : model_(model),
         options_(options),
+        warned_(warned),
         store_(model.external_data_dir),
         backend_(BackendRegistry::global().configure("pluginref", {})) {}
 
@@ -233,8 +234,9 @@ class Folder {
         try {
           values = evaluate(node, feed);
         } catch (const Error& e) {
-          logger().warning("Failed to fold node {}: it is kept unfolded. Note: Error was:\n{}",
-                           node_label(g, i), e.what());
+          if (warned_.insert(node_label(g, i)).second)  // once, not once per pass
+            logger().warning("Failed to fold node {}: it is kept unfolded. Note: Error was:\n{}",
+                             node_label(g, i), e.what());
           if (options_.partitioning == Partitioning::kNone) {
             logger().warning(
                 "Inference failed: no constants are folded in graph '{}'. You may want to try "
@@ -293,6 +295,7 @@ class Folder {
 
   const ModelFile& model_;
   const FoldOptions& options_;
+  std::set<std::string>& warned_;
   onnx_io::ExternalDataStore store_;
   ConfiguredBackend backend_;
 };
@@ -304,11 +307,12 @@ size_t fold_constants(ModelFile& model, const FoldOptions& options) {
   const size_t original = count_nodes(proto.graph());
   size_t before = original, after = std::numeric_limits<size_t>::max();
   int pass = 0;
+  std::set<std::string> warned;
   while (before != after && (!options.num_passes || pass < *options.num_passes)) {
     before = count_nodes(proto.graph());
     logger().start("Folding Constants | Pass {}", pass + 1);
     try {
-      Folder folder(model, options);
+      Folder folder(model, options, warned);
       folder.fold_graph(*proto.mutable_graph(), {});
       if (options.fold_shapes && options.shape_inference) infer_shapes(proto);
     } catch (const Error& e) {

@@ -151,7 +151,7 @@ void save_model_file(ModelFile& model, const std::string& path, const SaveOption
   if (target_dir.empty()) target_dir = ".";
   std::error_code ec;
   if (!fs::is_directory(target_dir, ec))
-    fail("failed to save model to '{}': the folder '{}' does not exist", path, target_dir.string());
+    fail("failed to save model to '{}': '{}' is not an existing folder", path, target_dir.string());
   if (fs::is_directory(target, ec))
     fail("failed to save model to '{}': it is a folder; give a file path", path);
   if (!options.input_path.empty() && same_file(target, options.input_path))
