@@ -189,6 +189,38 @@ TEST(DebugReduceCli, NativeFindsWhereOnnxRuntimeAndTheReferenceDisagree) {
   EXPECT_EQ(r.output.find("Running check command"), std::string::npos);
 }
 
+TEST(DebugReduceCli, LayerwiseInputsGiveCandidatesTheFullModelsValues) {
+  // The workflow of issue 13: save every tensor of a reference run, merge inputs and tensors
+  // into one input file (what `data to-input` writes; here the same merge in a few lines of
+  // Python on Polygraphy's JSON), and let the check command load it: each candidate's new graph
+  // inputs then get the values they had in the full model.
+  TempDir dir;
+  copy_scripts(dir);
+  const std::string at = "cd '" + dir.path().string() + "' && ";
+  ASSERT_EQ(run_command(at + "/usr/bin/python3 mk_fp16.py 20 10 m.onnx").exit_code, 0);
+  const CommandResult saved =
+      run_command(at + PARITY_CLI
+                  " run m.onnx --pluginref --onnx-outputs mark all --save-outputs out.json "
+                  "--save-inputs in.json 2>&1");
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  const CommandResult merged =
+      run_python("import json, os\nos.chdir('" + dir.path().string() +
+                 "')\ninputs = json.load(open('in.json'))\nresults = json.load(open('out.json'))\n"
+                 "tensors = results['lst'][0][1][0]['outputs']\n"
+                 "inputs[0].update({k: v['values'] for k, v in tensors.items()})\n"
+                 "json.dump(inputs, open('layerwise.json', 'w'))\n");
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  const CommandResult r = run_command(
+      at + PARITY_CLI " debug reduce m.onnx -o min.onnx --load-inputs layerwise.json --check " +
+      PARITY_CLI
+      " run polygraphy_debug.onnx --onnxrt --pluginref --load-inputs layerwise.json 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(op_types(dir.file("min.onnx")), "Cast Add");
+  // Candidates start at intermediate tensors, and none was refused for a missing input.
+  EXPECT_NE(r.output.find("Marking model inputs: [Variable (t9)"), std::string::npos);
+  EXPECT_EQ(r.output.find("missing"), std::string::npos) << r.output;
+}
+
 TEST(DebugReduceCli, UsageErrors) {
   TempDir dir;
   copy_scripts(dir);
