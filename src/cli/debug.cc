@@ -230,6 +230,11 @@ int run_debug_reduce(const DebugReduceArgs& args, const CLI::App& sub) {
   std::unique_ptr<FeedSource> feeds = data.make_feeds();
   const bool random = data.load_inputs.empty();
   const TensorMap feed = debug::first_feed(*model, *feeds);
+  if (data.iterations > 1 || (feeds->size() && *feeds->size() > 1))
+    logger().warning(
+        "debug reduce uses the first feed only (for the values of frozen tensors{}); the others "
+        "are not used",
+        native ? " and the comparison" : "");
 
   debug::ReduceResult result;
   if (native) {

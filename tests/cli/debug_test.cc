@@ -171,6 +171,30 @@ TEST(DebugRepeatCli, UntilBadPrintsPolygraphysLinesAndSortsArtifacts) {
   EXPECT_EQ(good, 2u);
 }
 
+TEST(DebugRepeatCli, FailRegexHideOutputAndIterationInfo) {
+  TempDir dir;
+  // Exits 0 but prints the failure's words: --fail-regex alone makes it a failure. The
+  // command also copies the iteration-info file, to see what it held during the iteration.
+  const CommandResult r =
+      parity_in(dir,
+                "debug repeat --until 2 --fail-regex 'bo+m' --hide-fail-output --iteration-info "
+                "info.json --check sh -c 'cp info.json seen.json; echo boom'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Finished 2 iteration(s) | Passed: 0/2 | Pass Rate: 0.0%"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("CAPTURED STDOUT"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("`--artifacts` was not specified"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.file("info.json")));  // removed after each iteration
+  const CommandResult info =
+      run_python("import json\nprint(json.load(open('" + dir.file("seen.json") + "')))\n");
+  EXPECT_NE(info.output.find("{'iteration': 1}"), std::string::npos) << info.output;
+  // --fail-code narrows the regex to the listed exit statuses.
+  const CommandResult codes = parity_in(
+      dir, "debug repeat --until 1 --fail-code 3 --fail-regex boom --check sh -c 'echo boom'");
+  EXPECT_NE(codes.output.find("Passed: 1/1"), std::string::npos) << codes.output;
+}
+
 TEST(DebugReduceCli, NativeFindsWhereOnnxRuntimeAndTheReferenceDisagree) {
   // ONNX Runtime computes a float16 Add fed by a Cast differently from the reference (which
   // rounds the Cast, then the Add): the reduced model is that Cast and Add, found from the
