@@ -108,9 +108,10 @@ class Reduction {
   bool try_once(const Candidate& graph, bool outputs, const std::vector<std::string>& names,
                 const std::string& suffix, Candidate& result) {
     logger().start("Trying the {} of the node to start from", outputs ? "outputs" : "inputs");
-    bool failed = false;
+    bool failed = false, made = false;
     Iterator::Callbacks callbacks;
     callbacks.make_artifact = [&](IterationContext& context) {
+      made = true;
       result = graph;
       {
         Logger::Indent indent;
@@ -123,6 +124,10 @@ class Reduction {
     callbacks.advance = [&](const IterationContext& context) {
       ++judged_;
       failed = !context.success;
+      if (failed && !made) {  // decided by the replay: the candidate is cut again here
+        result = graph;
+        mark(result, outputs, names);
+      }
       return false;
     };
     callbacks.remaining = []() -> std::optional<int64_t> { return 1; };
@@ -138,8 +143,10 @@ class Reduction {
     logger().start("Reducing model inputs back from the node to start from");
     bool failed = false;
     size_t position = at;
+    size_t made = SIZE_MAX;  // the position whose candidate `result` holds
     Iterator::Callbacks callbacks;
     callbacks.make_artifact = [&](IterationContext& context) {
+      made = position;
       result = graph;
       {
         Logger::Indent indent;
@@ -152,6 +159,10 @@ class Reduction {
     callbacks.advance = [&](const IterationContext& context) {
       ++judged_;
       failed = !context.success;
+      if (failed && made != position) {  // decided by the replay: cut the candidate again here
+        result = graph;
+        mark(result, /*outputs=*/false, result.node_inputs(position));
+      }
       if (failed || position == 0 || at - position + 1 >= steps) return false;
       --position;
       return true;

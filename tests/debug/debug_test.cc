@@ -340,6 +340,33 @@ TEST(DebugReduceNative, ThousandNodesWithOneWrongNodeReduceToThatNode) {
   EXPECT_TRUE(capture.contains("Starting from the first divergence"));
 }
 
+TEST(DebugReduceNative, ASecondSessionFromTheReplayGivesTheSameModel) {
+  ModelPtr model = chain_model(64, {"Neg", "Abs"});
+  const BackendRegistry& registry = BackendRegistry::global();
+  BackendOptionValues wrong_options;
+  wrong_options.set("wrong-tensor", {"t30"});
+  const ConfiguredBackend wrong = registry.configure("wrongref", wrong_options);
+  const ConfiguredBackend ref = registry.configure("pluginref", {});
+  DataLoader loader;
+  const TensorMap feed = first_feed(*model, loader);
+  TempDir dir;
+  ReduceOptions options;
+  options.output = dir.file("min.onnx");
+  options.iterate.save_debug_replay = dir.file("replay.json");
+  LogCapture capture;
+  const ReduceResult first =
+      reduce_by_comparison(model, wrong, ref, TensorCompareOptions{}, feed, true, options);
+  options.output = dir.file("min2.onnx");
+  options.iterate.load_debug_replay = dir.file("replay.json");
+  options.iterate.save_debug_replay = "";
+  const ReduceResult second =
+      reduce_by_comparison(model, wrong, ref, TensorCompareOptions{}, feed, true, options);
+  EXPECT_EQ(first.bad_nodes, second.bad_nodes);
+  ASSERT_EQ(second.bad->graph.nodes.size(), 1u);
+  EXPECT_EQ(second.bad->graph.nodes[0].outputs[0], "t30");
+  EXPECT_TRUE(capture.contains("Loading iteration information from debug replay: success=False"));
+}
+
 TEST(DebugReduceNative, WrongNodeFoundByBisectionWithoutAStartNode) {
   // The same search the --check mode runs, judged in memory, without the first divergence.
   // (Neg and Abs carry the error to the output unchanged; a Sigmoid would shrink it.)
