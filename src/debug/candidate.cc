@@ -276,8 +276,8 @@ ModelPtr Candidate::to_model(TensorSource& source) const {
     std::unordered_set<std::string> dynamic_produced;
     for (size_t i : dynamic_nodes)
       for (const std::string& o : graph_->nodes[i].outputs) dynamic_produced.insert(o);
-    std::vector<std::string>
-        boundary;  // read by a kept node or an output, computed by a folded one
+    // Tensors read by a kept node, or graph outputs, that a folded node computes.
+    std::vector<std::string> boundary;
     auto add_boundary = [&](const std::string& r) {
       if (inputs.count(r) || dynamic_produced.count(r) || is_constant(r)) return;
       if (std::find(boundary.begin(), boundary.end(), r) == boundary.end()) boundary.push_back(r);
