@@ -1,6 +1,7 @@
 #include "debug/reduce.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include <onnx/onnx_pb.h>
@@ -287,6 +288,12 @@ ReduceResult reduce_model(const ModelPtr& model, const ReduceOptions& options, T
     if (good) good->mark_inputs(found.good);
   }
 
+  // A candidate with external data was saved with "<artifact>.data" beside it; the iterations
+  // removed the artifact itself.
+  if (!options.iterate.iter_artifact.empty() && options.iterate.remove_intermediate) {
+    std::error_code ec;
+    std::filesystem::remove(options.iterate.iter_artifact + ".data", ec);
+  }
   ReduceResult result;
   result.candidates = reduction.judged();
   result.bad = bad.to_model(values);

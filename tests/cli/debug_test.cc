@@ -245,6 +245,28 @@ TEST(DebugReduceCli, LayerwiseInputsGiveCandidatesTheFullModelsValues) {
   EXPECT_EQ(r.output.find("missing"), std::string::npos) << r.output;
 }
 
+TEST(DebugReduceCli, ModelWithExternalDataInAnotherFolder) {
+  // Candidates keep their weights readable: each is saved with its external data beside it,
+  // and nothing of them is left behind.
+  TempDir dir;
+  copy_scripts(dir);
+  const std::string at = "cd '" + dir.path().string() + "' && ";
+  ASSERT_EQ(run_command(at + "mkdir weights run && /usr/bin/python3 mk_fp16.py 20 10 m.onnx && "
+                             "/usr/bin/python3 -c \"import onnx; onnx.save(onnx.load('m.onnx'), "
+                             "'weights/m.onnx', save_as_external_data=True, location='m.data', "
+                             "size_threshold=0)\"")
+                .exit_code,
+            0);
+  const CommandResult r = run_command(
+      at + "cd run && " PARITY_CLI " debug reduce ../weights/m.onnx -o min.onnx --check " +
+      PARITY_CLI " run polygraphy_debug.onnx --onnxrt --pluginref 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(op_types(dir.file("run/min.onnx")), "Cast Add");
+  EXPECT_TRUE(fs::exists(dir.file("run/min.onnx.data")));
+  EXPECT_FALSE(fs::exists(dir.file("run/polygraphy_debug.onnx")));
+  EXPECT_FALSE(fs::exists(dir.file("run/polygraphy_debug.onnx.data")));
+}
+
 TEST(DebugReduceCli, UsageErrors) {
   TempDir dir;
   copy_scripts(dir);
