@@ -7,8 +7,10 @@
 #include <CLI/CLI.hpp>
 
 #include "backend/plugins.h"
+#include "cli/debug.h"
 #include "cli/inspect.h"
 #include "cli/run.h"
+#include "cli/surgeon.h"
 #include "core/error.h"
 #include "core/logger.h"
 #include "core/names.h"
@@ -159,13 +161,30 @@ int main(int argc, char** argv) {
   CLI::App* inspect_model = setup_inspect_model(*inspect, model_args);
   InspectDataArgs data_args;
   CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
+  SurgeonArgs surgeon_args;
+  CLI::App* surgeon = setup_surgeon(app, surgeon_args);
+
+  DebugReduceArgs reduce_args;
+  DebugRepeatArgs repeat_args;
+  CLI::App* debug = setup_debug(app, reduce_args, repeat_args);
+  CLI::App* debug_reduce = debug->get_subcommand("reduce");
+  CLI::App* debug_repeat = debug->get_subcommand("repeat");
 
   // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
   // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option
   // reads as the value for the default key "" (the text after the last colon).
+  // The debug tools' --check takes the rest of the command line as the check command.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "debug") {
+    IterativeArgs& iterative =
+        args.size() > 1 && args[1] == "repeat" ? repeat_args.iterative : reduce_args.iterative;
+    bool found = false;
+    args = take_check_command(std::move(args), iterative.check, found);
+    iterative.has_check = found;
+  }
   std::vector<std::string> tokens;
-  for (int i = argc - 1; i >= 1; --i) {
-    std::string t = argv[i];
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    std::string t = *it;
     if (t.size() >= 2 && t.front() == '[' && t.back() == ']') t = ":" + t;
     tokens.push_back(std::move(t));
   }
@@ -184,16 +203,22 @@ int main(int argc, char** argv) {
 
   const LoggingArgs* logging = run->parsed()             ? &run_args.logging
                                : inspect_model->parsed() ? &model_args.logging
+                               : surgeon->parsed()       ? surgeon_args.logging()
+                               : debug_reduce->parsed()  ? &reduce_args.logging
+                               : debug_repeat->parsed()  ? &repeat_args.logging
                                                          : &data_args.logging;
   const std::string& command = invoked_command();
   auto start = std::chrono::steady_clock::now();
   auto runtime = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  // Polygraphy frames `run` alone with RUNNING and PASSED/FAILED lines, and not when the run
-  // is only written as a script. PASSED is printed only for a passing RunVerdict (or a script
-  // that ran the comparison and exited 0): comparator/verdict.h says how one is made.
-  const bool framed = run->parsed() && run_args.gen_script.empty();
+  // Polygraphy frames `run` and the `surgeon` tools with RUNNING and PASSED/FAILED lines, and
+  // not a run that is only written as a script. For `run`, PASSED is printed only for a
+  // passing RunVerdict (or a script that ran the comparison and exited 0):
+  // comparator/verdict.h says how one is made; a surgeon tool passes when it wrote its model.
+  // The debug tools are framed too, as Polygraphy's are.
+  const bool framed =
+      (run->parsed() && run_args.gen_script.empty()) || surgeon->parsed() || debug->parsed();
   int status = 0;
   bool passed = false;
   try {
@@ -214,6 +239,15 @@ int main(int argc, char** argv) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {
       status = run_inspect_data(data_args);
+    } else if (surgeon->parsed()) {
+      status = run_surgeon(surgeon_args);
+      passed = status == 0;
+    } else if (debug_reduce->parsed()) {
+      status = run_debug_reduce(reduce_args, *debug_reduce);
+      passed = status == 0;
+    } else if (debug_repeat->parsed()) {
+      status = run_debug_repeat(repeat_args);
+      passed = status == 0;
     }
   } catch (const UsageError& e) {
     logger().log(Severity::kCritical, e.what());
