@@ -41,6 +41,8 @@ class PyFeedSource : public FeedSource {
   PyRef iterator_;
 };
 
+}  // namespace
+
 // Adapts a Python compare function `fn(iteration_result0, iteration_result1) -> {name:
 // bool or OutputCompareResult}` to the C++ interface.
 CompareFunc compare_func_from_object(py::object obj) {
@@ -63,6 +65,8 @@ CompareFunc compare_func_from_object(py::object obj) {
     return out;
   };
 }
+
+namespace {
 
 DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::object metadata,
                                       py::object val_range) {

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backend/plugins.h"
+#include "cli/data_merge.h"
 #include "cli/inspect.h"
 #include "cli/run.h"
 #include "core/error.h"
@@ -160,6 +161,12 @@ int main(int argc, char** argv) {
   InspectDataArgs data_args;
   CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
 
+  // `data`: tools for data files; each tool is a file of its own (cli/data_*.h).
+  CLI::App* data = app.add_subcommand("data", "Manipulate input and output data.");
+  data->require_subcommand(1);
+  DataMergeArgs merge_args;
+  CLI::App* data_merge = setup_data_merge(*data, merge_args);
+
   // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
   // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option
   // reads as the value for the default key "" (the text after the last colon).
@@ -184,6 +191,7 @@ int main(int argc, char** argv) {
 
   const LoggingArgs* logging = run->parsed()             ? &run_args.logging
                                : inspect_model->parsed() ? &model_args.logging
+                               : data_merge->parsed()    ? &merge_args.logging
                                                          : &data_args.logging;
   const std::string& command = invoked_command();
   auto start = std::chrono::steady_clock::now();
@@ -214,6 +222,8 @@ int main(int argc, char** argv) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {
       status = run_inspect_data(data_args);
+    } else if (data_merge->parsed()) {
+      status = run_data_merge(merge_args);
     }
   } catch (const UsageError& e) {
     logger().log(Severity::kCritical, e.what());

@@ -44,6 +44,8 @@ std::string py_dims(const DimList& dims) {
 // The severity the command's logging flags select, as a number for the script.
 int logging_severity(const LoggingArgs& args) { return static_cast<int>(args.severity()); }
 
+}  // namespace
+
 std::string data_loader_code(const DataLoaderArgs& data, const std::string& script) {
   if (!script.empty()) {
     ScriptRef ref = parse_script_ref(script, "load_data");
@@ -122,8 +124,6 @@ std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp)
   kw.push_back(fmt::format("fail_fast={}", py_bool(o.fail_fast)));
   return fmt::format("CompareFunc.simple({})", fmt::join(kw, ", "));
 }
-
-}  // namespace
 
 std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cmp,
                                 const std::vector<ConfiguredBackend>& backends,

@@ -16,6 +16,11 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                                 const std::vector<ConfiguredBackend>& backends,
                                 const std::string& command);
 
+// Pieces of the script, shared with the dataset script (cli/dataset_run.h): the lines that set
+// `data_loader` (4-space indented), and the expression of the compare function.
+std::string data_loader_code(const DataLoaderArgs& data, const std::string& script);
+std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp);
+
 // Writes the script to args.gen_script ("-" for stdout) and returns the exit status (0).
 int write_run_script(const RunArgs& args, const ComparatorOptions& cmp,
                      const std::vector<ConfiguredBackend>& backends);

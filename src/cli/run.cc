@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include "cli/app.h"
+#include "cli/dataset_run.h"
 #include "cli/gen_script.h"
 #include "cli/limit_args.h"
 #include "cli/parse_util.h"
@@ -24,6 +25,7 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
   add_backend_args(*sub);
   add_data_loader_args(*sub, args.data);
   add_comparator_args(*sub, args.comparator);
+  add_dataset_args(*sub, args.dataset);
   add_limit_args(*sub);
   add_script_args(*sub, args);
   return sub;
@@ -240,6 +242,7 @@ RunEnd run_command(const RunArgs& args) {
   const std::vector<ConfiguredBackend> backends = args.backends.configure();
   const std::string why_not = why_not_layerwise(args, backends, cmp);
   check_requests(args, backends, cmp, why_not);
+  if (args.dataset.enabled()) return run_dataset_command(args, cmp, backends);
   if (!args.gen_script.empty())
     return RunEnd{std::nullopt, write_run_script(args, cmp, backends), true};
   if (run_needs_python(args))
@@ -282,6 +285,10 @@ RunEnd run_command(const RunArgs& args) {
     logger().info("Loading inference results from {}", path);
     for (auto& entry : io::load_run_results(path)) results.append(std::move(entry));
   }
+  // Saved results of a dataset run (shards merged by 'parity data merge') are compared as the
+  // dataset run compared them, so the summary is the same as the unsharded run's.
+  if (backends.empty() && is_dataset_results(results))
+    return run_dataset_command(args, cmp, backends, std::move(results));
   if (cmp.top_k) Comparator::postprocess(results, postprocess_func::top_k(*cmp.top_k));
 
   std::optional<RunVerdict> verdict;

@@ -104,8 +104,10 @@ int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
       fail_usage("failed to use script '{}' with path '{}': no such file; give path.py[:func]",
                  *spec, path);
   }
-  const std::string script = generate_run_script(args, cmp, backends, invoked_command());
+  return run_python_script(generate_run_script(args, cmp, backends, invoked_command()));
+}
 
+int run_python_script(const std::string& script) {
   TempFile file;
   std::string pattern = (fs::temp_directory_path() / "parity-run-XXXXXX.py").string();
   int fd = mkstemps(pattern.data(), 3);

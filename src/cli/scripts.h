@@ -28,6 +28,10 @@ void add_script_args(CLI::App& app, RunArgs& args);
 // True when the run needs Python (a data-loader or compare-function script).
 bool run_needs_python(const RunArgs& args);
 
+// Runs a script with Debian's Python and the module `parity` of this build (PYTHONPATH), and
+// returns its exit status.
+int run_python_script(const std::string& script);
+
 // Runs the generated script with Python and returns its exit status.
 int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
                   const std::vector<ConfiguredBackend>& backends);

@@ -47,6 +47,7 @@ class DataLoader : public FeedSource {
   void set_input_metadata(const TensorMetadata& metadata) override;
   std::optional<size_t> size() const override { return static_cast<size_t>(options_.iterations); }
   std::optional<TensorMap> get(size_t i) override;
+  const DataLoaderOptions& options() const { return options_; }
 
  private:
   DataLoaderOptions options_;

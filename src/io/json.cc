@@ -34,6 +34,8 @@ using Json = nlohmann::ordered_json;
 constexpr char kClassKey[] = "polygraphy_class";
 constexpr char kLegacyPrefix[] = "__polygraphy_encoded_";
 constexpr char kLegacyMarker[] = "polygraphy_serialized_json_type";
+constexpr char kDatasetIndexKey[] = "parity_dataset_index";
+constexpr char kErrorKey[] = "parity_error";
 
 // ----- writing, as Python's json.dumps(obj, indent=4) -----
 
@@ -65,6 +67,14 @@ class PyJsonWriter {
   void string(std::string_view utf8);
   void number(double v);
   void null() { out += "null"; }
+  void integer(uint64_t v) { out += std::to_string(v); }
+  // Continues a document written elsewhere: `open` says, per open container, whether something
+  // was written in it already (streamed iterations are written into an open list this way).
+  void resume(std::vector<bool> nonempty) {
+    empty_.clear();
+    for (bool b : nonempty) empty_.push_back(!b);
+  }
+  void mark_nonempty() { empty_.back() = false; }
 
  private:
   void newline() {
@@ -243,6 +253,15 @@ void write_iteration(PyJsonWriter& w, const IterationResult& it) {
     w.null();
   w.key("runner_name");
   w.string(it.runner_name);
+  // Parity's keys for dataset runs; Polygraphy's decoder reads only the keys above.
+  if (it.dataset_index) {
+    w.key(kDatasetIndexKey);
+    w.integer(*it.dataset_index);
+  }
+  if (!it.error.empty()) {
+    w.key(kErrorKey);
+    w.string(it.error);
+  }
   w.key(kClassKey);
   w.string("IterationResult");
   w.end('}');
@@ -478,6 +497,18 @@ IterationResult decode_iteration(const Json& j, const std::string& what) {
     fail("failed to read {} with a runner_name of JSON type {}: it must be a string", what,
          runner.type_name());
   it.runner_name = runner.get<std::string>();
+  if (auto index = j.find(kDatasetIndexKey); index != j.end()) {
+    if (!index->is_number_unsigned())
+      fail("failed to read {} with a {} of {}: it must be a non-negative integer", what,
+           kDatasetIndexKey, index->dump());
+    it.dataset_index = index->get<size_t>();
+  }
+  if (auto error = j.find(kErrorKey); error != j.end()) {
+    if (!error->is_string())
+      fail("failed to read {} with a {} of JSON type {}: it must be a string", what, kErrorKey,
+           error->type_name());
+    it.error = error->get<std::string>();
+  }
   return it;
 }
 
@@ -541,6 +572,92 @@ RunResults run_results_from_json(const std::string& text) {
     results.append({std::move(runner), std::move(iterations)});
   }
   return results;
+}
+
+RunResultsStreamWriter::RunResultsStreamWriter(std::string path, std::vector<std::string> runners)
+    : path_(std::move(path)), runners_(std::move(runners)) {
+  const std::filesystem::path target(path_);
+  for (size_t r = 0; r < runners_.size(); ++r) {
+    const std::string part =
+        (target.parent_path() /
+         fmt::format(".{}.parity-part{}-{}", target.filename().string(), r, getpid()))
+            .string();
+    FILE* f = std::fopen(part.c_str(), "w+b");
+    if (!f)
+      fail("failed to save inference results to {}: cannot create the temporary file {}: {}", path_,
+           part, std::strerror(errno));
+    parts_.push_back(Part{part, f, 0});
+  }
+}
+
+RunResultsStreamWriter::~RunResultsStreamWriter() {
+  for (Part& p : parts_) {
+    if (p.file) std::fclose(p.file);
+    std::remove(p.path.c_str());
+  }
+}
+
+void RunResultsStreamWriter::add(size_t runner, const IterationResult& it) {
+  Part& part = parts_.at(runner);
+  PyJsonWriter w;
+  // The iteration's place: {"lst": [[name, [ <here> ...
+  w.resume({true, true, true, part.count > 0});
+  w.element();
+  write_iteration(w, it);
+  if (std::fwrite(w.out.data(), 1, w.out.size(), part.file) != w.out.size())
+    fail("failed to save inference results to {}: writing {} failed: {}", path_, part.path,
+         std::strerror(errno));
+  ++part.count;
+}
+
+void RunResultsStreamWriter::finish() {
+  // The file is assembled in a temporary beside the target and renamed over it, so a failed
+  // run never leaves a partial file behind.
+  const std::filesystem::path target(path_);
+  const std::string joined =
+      (target.parent_path() /
+       fmt::format(".{}.parity-tmp-{}", target.filename().string(), getpid()))
+          .string();
+  FILE* out = std::fopen(joined.c_str(), "wb");
+  if (!out)
+    fail("failed to save inference results to {}: cannot create {}: {}", path_, joined,
+         std::strerror(errno));
+  bool ok = true;
+  auto put = [&](PyJsonWriter& w) {
+    ok &= std::fwrite(w.out.data(), 1, w.out.size(), out) == w.out.size();
+    w.out.clear();
+  };
+  PyJsonWriter w;
+  w.begin('{');
+  w.key("lst");
+  w.begin('[');
+  std::vector<char> buffer(1 << 16);
+  for (size_t r = 0; r < runners_.size(); ++r) {
+    w.element();
+    w.begin('[');
+    w.element();
+    w.string(runners_[r]);
+    w.element();
+    w.begin('[');
+    put(w);
+    std::rewind(parts_[r].file);
+    for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), parts_[r].file)) > 0;)
+      ok &= std::fwrite(buffer.data(), 1, n, out) == n;
+    if (parts_[r].count) w.mark_nonempty();
+    w.end(']');
+    w.end(']');
+  }
+  w.end(']');
+  w.key(kClassKey);
+  w.string("RunResults");
+  w.end('}');
+  put(w);
+  ok &= std::fclose(out) == 0;
+  if (!ok || std::rename(joined.c_str(), path_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(joined.c_str());
+    fail("failed to save inference results to {}: {}", path_, why);
+  }
 }
 
 std::string inputs_to_json(const std::vector<TensorMap>& feeds) {
