@@ -93,7 +93,9 @@ void check_requests(const RunArgs& args, const std::vector<ConfiguredBackend>& b
         "failed to use --local-error: it needs a layer-wise run, and this run is not one: "
         "{}",
         why_not_layerwise);
-  if (!cmp.report.empty() && backends.size() + cmp.load_outputs.size() < 2)
+  // (One results file may hold several runners, so --load-outputs alone may compare.)
+  if (!cmp.report.empty() && backends.size() + cmp.load_outputs.size() < 2 &&
+      cmp.load_outputs.empty())
     fail_usage(
         "failed to use --report '{}': a report shows a comparison, and this run compares "
         "nothing; give two runners, or a runner and --load-outputs",

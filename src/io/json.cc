@@ -498,7 +498,7 @@ IterationResult decode_iteration(const Json& j, const std::string& what) {
          runner.type_name());
   it.runner_name = runner.get<std::string>();
   if (auto index = j.find(kDatasetIndexKey); index != j.end()) {
-    if (!index->is_number_unsigned())
+    if (!index->is_number_unsigned() && !(index->is_number_integer() && *index >= 0))
       fail("failed to read {} with a {} of {}: it must be a non-negative integer", what,
            kDatasetIndexKey, index->dump());
     it.dataset_index = index->get<size_t>();

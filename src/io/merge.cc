@@ -1,5 +1,6 @@
 // Joining the saved results of the shards of one dataset run (io/json.h).
 #include <map>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -7,6 +8,23 @@
 #include "io/json.h"
 
 namespace parity::io {
+
+namespace {
+
+// A runner's name without the time it was made at: Polygraphy's default names end in
+// "-N<k>-<date>-<time>", which differ between the shards of one run.
+std::string runner_kind(const std::string& name) {
+  static const std::regex stamp(R"(-N\d+-\d\d/\d\d/\d\d-\d\d:\d\d:\d\d$)");
+  return std::regex_replace(name, stamp, "");
+}
+
+std::vector<std::string> runner_kinds(const std::vector<std::string>& names) {
+  std::vector<std::string> kinds;
+  for (const std::string& n : names) kinds.push_back(runner_kind(n));
+  return kinds;
+}
+
+}  // namespace
 
 RunResults merge_dataset_results(const std::vector<std::string>& paths) {
   if (paths.empty())
@@ -19,7 +37,7 @@ RunResults merge_dataset_results(const std::vector<std::string>& paths) {
     if (f == 0) {
       runners = shard.keys();
       iterations.resize(runners.size());
-    } else if (shard.keys() != runners) {
+    } else if (runner_kinds(shard.keys()) != runner_kinds(runners)) {
       fail(
           "failed to merge {} with {}: it holds the runners [{}], the first file [{}]; shards of "
           "one run hold the same runners",
@@ -44,11 +62,15 @@ RunResults merge_dataset_results(const std::vector<std::string>& paths) {
       }
     }
   }
+  // The merged file names the runners as the first file does.
   RunResults merged;
   for (size_t r = 0; r < runners.size(); ++r) {
     std::vector<IterationResult> its;
     its.reserve(iterations[r].size());
-    for (auto& [index, entry] : iterations[r]) its.push_back(std::move(entry.first));
+    for (auto& [index, entry] : iterations[r]) {
+      entry.first.runner_name = runners[r];
+      its.push_back(std::move(entry.first));
+    }
     merged.add(std::move(its), runners[r]);
   }
   return merged;
