@@ -44,7 +44,7 @@ def _worker_state(key, setup, strict_inputs):
         state = _STATE.get(key)
         if state is None:
             # The client prints the run; per-feed lines in every worker would interleave.
-            _parity.set_severity(G_LOGGER.ERROR)
+            _parity.set_severity(G_LOGGER.CRITICAL)
             made = setup()
             runners, compare_func = made if isinstance(made, tuple) else (made, None)
             feed_runner = _parity.DatasetFeedRunner(

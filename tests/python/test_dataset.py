@@ -271,3 +271,21 @@ def test_dask_generated_feeds_made_on_workers_equal_one_process(tmp_path):
                              n_workers=2, batch_size=4, shard=(1, 2))
     assert [it.index for it in remote.iterations] == list(range(1, 40, 2))
     assert remote.iterations == local.iterations
+
+
+def test_cli_dask_run_equals_in_process_run(tmp_path):
+    model = matmul_tanh_model(tmp_path / "model.onnx")
+    data_npz = tmp_path / "npz"  # the client reads feeds without the model: no .npy
+    data_npz.mkdir()
+    for i, feed in enumerate(feeds(30, bad=7)):
+        np.savez(data_npz / f"{i:03d}.npz", **feed)
+    local_out, dask_out = tmp_path / "local.json", tmp_path / "dask.json"
+    local = cli("run", model, "--pluginref", "--onnxrt", "--dataset", "--load-inputs", data_npz,
+                "--atol", "1e-7", "--rtol", "1e-7", "--save-outputs", local_out)
+    remote = cli("run", model, "--pluginref", "--onnxrt", "--dask", "--dask-workers", "2",
+                 "--dask-batch", "4", "--load-inputs", data_npz, "--atol", "1e-7", "--rtol",
+                 "1e-7", "--save-outputs", dask_out)
+    assert local.returncode == remote.returncode == 1, remote.stdout + remote.stderr
+    assert summary_text(remote.stdout) == summary_text(local.stdout)
+    assert "Feed 7 failed to run on" in summary_text(remote.stdout)
+    assert masked_json(dask_out) == masked_json(local_out)
