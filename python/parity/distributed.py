@@ -133,8 +133,14 @@ def run_dataset(setup, data_loader=None, address=None, n_workers=2, batch_size=8
         max_in_flight (int): Batches submitted at once (bounds memory); default 2 per worker.
         on_batch: Called as ``on_batch(client, batches_done)`` after each finished batch.
     """
-    from distributed import Client, as_completed
-    from dask.base import tokenize
+    try:
+        from dask.base import tokenize
+        from distributed import Client, as_completed
+    except ImportError as err:
+        raise _parity.ParityException(
+            f"failed to run on a Dask cluster: the module '{err.name}' is missing; install "
+            f"Debian's python3-distributed (apt-get install -y python3-distributed)"
+        ) from err
 
     if data_loader is None:
         data_loader = _parity.DataLoader()

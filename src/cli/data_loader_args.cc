@@ -1,5 +1,8 @@
 #include "cli/data_loader_args.h"
 
+#include <algorithm>
+#include <filesystem>
+
 #include "cli/parse_util.h"
 #include "core/logger.h"
 #include "io/feed_files.h"
@@ -18,7 +21,12 @@ DataLoaderOptions DataLoaderArgs::options() const {
 
 std::unique_ptr<FeedSource> DataLoaderArgs::make_feeds(bool lazy) const {
   if (load_inputs.empty()) return std::make_unique<DataLoader>(options());
-  if (lazy) return std::make_unique<io::FileFeedSource>(load_inputs);
+  // Folders, .npz and .npy are read by the file source (it knows the model's inputs when
+  // feeds are asked for); JSON lists alone keep Polygraphy's loading before the run.
+  const bool only_json = std::all_of(load_inputs.begin(), load_inputs.end(), [](const auto& p) {
+    return !std::filesystem::is_directory(p) && !p.ends_with(".npz") && !p.ends_with(".npy");
+  });
+  if (lazy || !only_json) return std::make_unique<io::FileFeedSource>(load_inputs);
   std::vector<TensorMap> feeds;
   for (const auto& path : load_inputs) {
     logger().info("Loading input data from {}", path);
@@ -45,9 +53,9 @@ void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {
       ->group(group);
   app.add_option("--load-inputs,--load-input-data", args.load_inputs,
                  "JSON files of inputs (List[Dict[str, array]]) to use instead of generating. "
-                 "Dataset runs (--dataset) also take folders, .npz files (one feed: an array "
-                 "per input) and .npy files (one feed of a single-input model), read one file "
-                 "at a time")
+                 "Also folders, .npz files (one feed: an array per input) and .npy files (one "
+                 "feed of a single-input model); dataset runs (--dataset) read them one file at "
+                 "a time")
       ->group(group);
   app.add_flag("--strict-inputs", args.strict_inputs,
                "Refuse loaded inputs whose names, dtypes or shapes do not fit the model, instead "
