@@ -15,7 +15,8 @@ TEST(CliUsage, AnUnknownSubcommandIsAnInvalidChoice) {
   CommandResult r = run_parity({"rnu"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(has(r,
-                  "argument subcommand: invalid choice: 'rnu' (choose from 'run', 'inspect'); "
+                  "argument subcommand: invalid choice: 'rnu' (choose from 'run', 'inspect', "
+                  "'data'); "
                   "did you mean 'run'?"))
       << r.output;
   EXPECT_TRUE(has(r, "--help' for usage.")) << r.output;
@@ -29,7 +30,8 @@ TEST(CliUsage, AnUnknownSubcommandIsAnInvalidChoice) {
   EXPECT_TRUE(has(inner, " inspect --help' for usage.")) << inner.output;
   CommandResult none = run_parity({});
   EXPECT_EQ(none.exit_code, 2) << none.output;
-  EXPECT_TRUE(has(none, "a subcommand is required (choose from 'run', 'inspect')")) << none.output;
+  EXPECT_TRUE(has(none, "a subcommand is required (choose from 'run', 'inspect', 'data')"))
+      << none.output;
 }
 
 TEST(CliUsage, AnUnknownFlagGetsTheNearestOne) {
