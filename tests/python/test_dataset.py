@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -289,3 +290,27 @@ def test_cli_dask_run_equals_in_process_run(tmp_path):
     assert summary_text(remote.stdout) == summary_text(local.stdout)
     assert "Feed 7 failed to run on" in summary_text(remote.stdout)
     assert masked_json(dask_out) == masked_json(local_out)
+
+
+def peak_rss_kib(args):
+    """The peak resident memory of one `parity` run, as the kernel counted it."""
+    probe = ("import resource, subprocess, sys\n"
+             "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+             "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", probe, PARITY_CLI, *map(str, args)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return int(out[0]), int(out[1])
+
+
+def test_memory_does_not_grow_with_the_dataset(tmp_path):
+    # 1 MiB feeds: 40 of them or 400 of them take the same memory in a dataset run (a plain run
+    # holds every feed and output: 400 MiB more).
+    n = 1 << 18
+    model = save_model(tmp_path / "tanh.onnx", [helper.make_node("Tanh", ["x"], ["y"])],
+                       [tensor("x", TensorProto.FLOAT, [1, n])],
+                       [tensor("y", TensorProto.FLOAT, [1, n])])
+    common = [model, "--pluginref", "--onnxrt", "--dataset", "--silent"]
+    status_small, small = peak_rss_kib(["run", *common, "--iterations", "40"])
+    status_large, large = peak_rss_kib(["run", *common, "--iterations", "400"])
+    assert status_small == status_large == 0
+    assert large < small + 40 * 1024, (small, large)
