@@ -33,6 +33,14 @@ void refuse_unstreamable(const RunArgs& args, const ComparatorOptions& cmp,
     refuse("--load-outputs with runners",
            "compare saved results of a dataset run on their own (parity run --load-outputs "
            "all.json), or run the runners");
+  const std::string& address = args.dataset.dask_address;
+  if (args.dataset.uses_dask() && !address.empty() && address.find("://") == std::string::npos &&
+      address.find(':') == std::string::npos)
+    fail_usage(
+        "failed to use --dask with the scheduler address '{}': an address is "
+        "PROTOCOL://HOST:PORT or HOST:PORT (tcp://10.0.0.5:8786); give the model before --dask, "
+        "or --dask alone for a local cluster",
+        address);
   if (backends.empty() && args.dataset.uses_dask())
     refuse("--dask without runners", "there is nothing to run on the cluster");
   if (backends.empty() && !args.dataset.shard.empty())

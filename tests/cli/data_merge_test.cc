@@ -53,6 +53,14 @@ TEST(DataMerge, UsageErrors) {
   CommandResult shard = run_parity({"run", model, "--pluginref", "--shard", "2/2"});
   EXPECT_EQ(shard.exit_code, 2) << shard.output;
   EXPECT_TRUE(has(shard, "failed to parse --shard with value '2/2'")) << shard.output;
+  // --dask takes an optional value, so the model given after it is taken as the address.
+  CommandResult dask = run_parity({"run", "--dask", model, "--pluginref"});
+  EXPECT_EQ(dask.exit_code, 2) << dask.output;
+  EXPECT_TRUE(has(dask, "not being consumed as an argument for another parameter")) << dask.output;
+  CommandResult address = run_parity({"run", model, "--pluginref", "--dask", "scheduler"});
+  EXPECT_EQ(address.exit_code, 2) << address.output;
+  EXPECT_TRUE(has(address, "failed to use --dask with the scheduler address 'scheduler'"))
+      << address.output;
   CommandResult validate = run_parity({"run", model, "--pluginref", "--dataset", "--validate"});
   EXPECT_EQ(validate.exit_code, 2) << validate.output;
   EXPECT_TRUE(has(validate, "failed to use --validate with a dataset run")) << validate.output;

@@ -283,9 +283,15 @@ def test_cli_dask_run_equals_in_process_run(tmp_path):
     local_out, dask_out = tmp_path / "local.json", tmp_path / "dask.json"
     local = cli("run", model, "--pluginref", "--onnxrt", "--dataset", "--load-inputs", data_npz,
                 "--atol", "1e-7", "--rtol", "1e-7", "--save-outputs", local_out)
-    remote = cli("run", model, "--pluginref", "--onnxrt", "--dask", "--dask-workers", "2",
-                 "--dask-batch", "4", "--load-inputs", data_npz, "--atol", "1e-7", "--rtol",
-                 "1e-7", "--save-outputs", dask_out)
+    from parity.distributed import local_cluster
+
+    # An existing cluster, reached by its scheduler's address (the local one that --dask starts
+    # without an address is the one test_dask_generated_feeds_* uses).
+    with local_cluster(n_workers=2) as cluster:
+        remote = cli("run", model, "--pluginref", "--onnxrt", "--dask", cluster.scheduler_address,
+                     "--dask-batch", "4", "--load-inputs", data_npz, "--atol", "1e-7", "--rtol",
+                     "1e-7", "--save-outputs", dask_out)
+    assert f"Dask | 2 worker(s) at {cluster.scheduler_address}" in remote.stdout
     assert local.returncode == remote.returncode == 1, remote.stdout + remote.stderr
     assert summary_text(remote.stdout) == summary_text(local.stdout)
     assert "Feed 7 failed to run on" in summary_text(remote.stdout)
