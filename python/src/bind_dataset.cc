@@ -111,7 +111,7 @@ void bind_dataset(py::module_& m) {
                                return pairs;
                              })
       .def("ran", &DatasetIteration::ran)
-      .def("passed", &DatasetIteration::passed)
+      .def("passed", [](const DatasetIteration& it) { return it.passed(); })
       .def("__eq__",
            [](const DatasetIteration& a, const DatasetIteration& b) {
              return iteration_state(a).equal(iteration_state(b));

@@ -34,10 +34,15 @@ Shard Shard::parse(const std::string& flag, const std::string& text) {
 }
 
 bool DatasetIteration::passed() const {
-  if (!ran()) return false;
-  for (const IterationCompareResult& pair : pairs)
-    for (const auto& [name, r] : pair)
-      if (!r.passed) return false;
+  for (size_t p = 0; p < pairs.size(); ++p)
+    if (!passed(p)) return false;
+  return ran();
+}
+
+bool DatasetIteration::passed(size_t pair) const {
+  if (!ran() || pair >= pairs.size()) return false;
+  for (const auto& [name, r] : pairs[pair])
+    if (!r.passed) return false;
   return true;
 }
 
@@ -202,7 +207,7 @@ void DatasetSummary::log(const DatasetSummaryOptions& options) const {
     std::vector<size_t> failing;
     for (const DatasetIteration& it : all) {
       if (!it.ran()) continue;
-      if (it.passed())
+      if (it.passed(p))
         ++passed;
       else
         failing.push_back(it.index);

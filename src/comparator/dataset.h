@@ -45,7 +45,8 @@ struct DatasetIteration {
   // "runner: message" for each runner that failed on this feed.
   std::vector<std::string> errors;
   bool ran() const { return errors.empty(); }
-  bool passed() const;  // ran, and every output of every pair passed
+  bool passed() const;             // ran, and every output of every pair passed
+  bool passed(size_t pair) const;  // ran, and every output of that pair passed
 };
 
 struct DatasetSummaryOptions {

@@ -94,7 +94,7 @@ std::string render_dataset_report(const DatasetSummary& summary, size_t worst,
     out += fmt::format("<h2>{} vs. {}</h2>\n", escape(a), escape(b));
     std::vector<std::string> failing;
     for (const DatasetIteration& it : all)
-      if (it.ran() && !it.passed()) failing.push_back(std::to_string(it.index));
+      if (it.ran() && !it.passed(p)) failing.push_back(std::to_string(it.index));
     if (!failing.empty())
       out += fmt::format("<p class=fail>Failing iterations: {}</p>\n", fmt::join(failing, ", "));
     for (const OutputErrorDistribution& d : error_distributions(summary, p, worst)) {

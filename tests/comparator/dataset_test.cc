@@ -84,5 +84,17 @@ TEST(DatasetSummary, VerdictNeedsEveryFeedToRunAndPass) {
   EXPECT_EQ(s.ran_count(), 1u);
 }
 
+// With three runners each pair has its own verdict: a failure of (b, c) is no failure of (a, b).
+TEST(DatasetIteration, PairsHaveTheirOwnVerdicts) {
+  DatasetIteration it = record(0, 0, true);
+  OutputCompareResult failed;
+  it.pairs.push_back({{"y", failed}});
+  EXPECT_TRUE(it.passed(0));
+  EXPECT_FALSE(it.passed(1));
+  EXPECT_FALSE(it.passed());
+  it.errors.push_back("c: failed");
+  EXPECT_FALSE(it.passed(0));
+}
+
 }  // namespace
 }  // namespace parity
