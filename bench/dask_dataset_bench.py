@@ -56,10 +56,18 @@ def setup():
             PluginRefRunner(loaded, threads=1, name="ref-b")], CompareFunc.simple()
 
 
+REPEAT = {"n": 3}
+
+
 def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
+    """The best of REPEAT runs: on a shared machine the least disturbed run is the measure."""
+    best, result = None, None
+    for _ in range(REPEAT["n"]):
+        start = time.perf_counter()
+        result = fn()
+        t = time.perf_counter() - start
+        best = t if best is None else min(best, t)
+    return best, result
 
 
 def measure(path, feeds, batch, workers, address):
@@ -91,13 +99,15 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--feeds", type=int, default=64)
     p.add_argument("--address")
+    p.add_argument("--repeat", type=int, default=3, help="best of N runs per measurement")
     args = p.parse_args()
+    REPEAT["n"] = args.repeat
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     # Nothing is printed per feed, here or on the workers, so only the work is timed.
     G_LOGGER.severity = G_LOGGER.CRITICAL
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory() as d:
-        heavy = chain_model(os.path.join(d, "heavy.onnx"), width=256, layers=6)
+        heavy = chain_model(os.path.join(d, "heavy.onnx"), width=384, layers=8)
         tiny = chain_model(os.path.join(d, "tiny.onnx"), width=2, layers=1)
         print(f"load average before: {os.getloadavg()}")
         h = measure(heavy, args.feeds, batch=4, workers=(1, 2), address=args.address)
