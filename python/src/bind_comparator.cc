@@ -48,6 +48,8 @@ class PyFeedSource : public FeedSource {
   PyRef iterator_;
 };
 
+}  // namespace
+
 // Adapts a Python compare function `fn(iteration_result0, iteration_result1) -> {name:
 // bool or OutputCompareResult}` to the C++ interface.
 CompareFunc compare_func_from_object(py::object obj) {
@@ -70,6 +72,8 @@ CompareFunc compare_func_from_object(py::object obj) {
     return out;
   };
 }
+
+namespace {
 
 // (min, max) of Polygraphy's int_range/float_range; None leaves the option unset.
 std::optional<std::pair<double, double>> range_pair(const char* what, py::handle r) {

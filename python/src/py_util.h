@@ -108,5 +108,9 @@ void bind_results(py::module_& m);
 void bind_comparator(py::module_& m);
 void bind_python_ops(py::module_& m);
 void bind_layerwise(py::module_& m);
+void bind_dataset(py::module_& m);
+
+// A compare function from Python: one of CompareFunc's, or a callable (a, b) -> {name: bool}.
+CompareFunc compare_func_from_object(py::object obj);
 
 }  // namespace parity::python

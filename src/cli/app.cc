@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backend/plugins.h"
+#include "cli/data_merge.h"
 #include "cli/debug.h"
 #include "cli/inspect.h"
 #include "cli/run.h"
@@ -170,6 +171,12 @@ int main(int argc, char** argv) {
   CLI::App* debug_reduce = debug->get_subcommand("reduce");
   CLI::App* debug_repeat = debug->get_subcommand("repeat");
 
+  // `data`: tools for data files; each tool is a file of its own (cli/data_*.h).
+  CLI::App* data = app.add_subcommand("data", "Manipulate input and output data.");
+  data->require_subcommand(1);
+  DataMergeArgs merge_args;
+  CLI::App* data_merge = setup_data_merge(*data, merge_args);
+
   // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
   // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option
   // reads as the value for the default key "" (the text after the last colon).
@@ -206,6 +213,7 @@ int main(int argc, char** argv) {
                                : surgeon->parsed()       ? surgeon_args.logging()
                                : debug_reduce->parsed()  ? &reduce_args.logging
                                : debug_repeat->parsed()  ? &repeat_args.logging
+                               : data_merge->parsed()    ? &merge_args.logging
                                                          : &data_args.logging;
   const std::string& command = invoked_command();
   auto start = std::chrono::steady_clock::now();
@@ -248,6 +256,8 @@ int main(int argc, char** argv) {
     } else if (debug_repeat->parsed()) {
       status = run_debug_repeat(repeat_args);
       passed = status == 0;
+    } else if (data_merge->parsed()) {
+      status = run_data_merge(merge_args);
     }
   } catch (const UsageError& e) {
     logger().log(Severity::kCritical, e.what());

@@ -1,7 +1,11 @@
 #include "cli/data_loader_args.h"
 
+#include <algorithm>
+#include <filesystem>
+
 #include "cli/parse_util.h"
 #include "core/logger.h"
+#include "io/feed_files.h"
 #include "io/json.h"
 
 namespace parity::cli {
@@ -15,8 +19,14 @@ DataLoaderOptions DataLoaderArgs::options() const {
   return o;
 }
 
-std::unique_ptr<FeedSource> DataLoaderArgs::make_feeds() const {
+std::unique_ptr<FeedSource> DataLoaderArgs::make_feeds(bool lazy) const {
   if (load_inputs.empty()) return std::make_unique<DataLoader>(options());
+  // Folders, .npz and .npy are read by the file source (it knows the model's inputs when
+  // feeds are asked for); JSON lists alone keep Polygraphy's loading before the run.
+  const bool only_json = std::all_of(load_inputs.begin(), load_inputs.end(), [](const auto& p) {
+    return !std::filesystem::is_directory(p) && !p.ends_with(".npz") && !p.ends_with(".npy");
+  });
+  if (lazy || !only_json) return std::make_unique<io::FileFeedSource>(load_inputs);
   std::vector<TensorMap> feeds;
   for (const auto& path : load_inputs) {
     logger().info("Loading input data from {}", path);
@@ -42,7 +52,10 @@ void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {
                  "Input shapes for dynamic dimensions: <input>:[1,3,224,224]")
       ->group(group);
   app.add_option("--load-inputs,--load-input-data", args.load_inputs,
-                 "JSON files of inputs (List[Dict[str, array]]) to use instead of generating")
+                 "JSON files of inputs (List[Dict[str, array]]) to use instead of generating. "
+                 "Also folders, .npz files (one feed: an array per input) and .npy files (one "
+                 "feed of a single-input model); dataset runs (--dataset) read them one file at "
+                 "a time")
       ->group(group);
   app.add_flag("--strict-inputs", args.strict_inputs,
                "Refuse loaded inputs whose names, dtypes or shapes do not fit the model, instead "

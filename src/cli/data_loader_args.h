@@ -24,7 +24,9 @@ struct DataLoaderArgs {
   // The generating DataLoader's options (UsageError for a malformed value).
   DataLoaderOptions options() const;
   // Where the feeds come from: the files of --load-inputs, else the generating DataLoader.
-  std::unique_ptr<FeedSource> make_feeds() const;
+  // `lazy` (dataset runs): files and folders read one file at a time as feeds are asked for;
+  // otherwise every JSON file is read here, before the run, as Polygraphy does.
+  std::unique_ptr<FeedSource> make_feeds(bool lazy = false) const;
 };
 void add_data_loader_args(CLI::App& app, DataLoaderArgs& args);
 

@@ -52,6 +52,8 @@ std::string py_dims(const DimList& dims) {
 // The severity the command's logging flags select, as a number for the script.
 int logging_severity(const LoggingArgs& args) { return static_cast<int>(args.severity()); }
 
+}  // namespace
+
 std::string data_loader_code(const DataLoaderArgs& data, const std::string& script) {
   if (!script.empty()) {
     ScriptRef ref = parse_script_ref(script, "load_data");
@@ -131,7 +133,29 @@ std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp)
   return fmt::format("CompareFunc.simple({})", fmt::join(kw, ", "));
 }
 
-}  // namespace
+std::string script_main_block() {
+  return fmt::format(
+      "def report_status(status):\n"
+      "    # `parity run` passes only on a verdict this script wrote: one that ended\n"
+      "    # early (os._exit, sys.exit in a data loader) writes none.\n"
+      "    path = os.environ.get('{}')\n"
+      "    if path:\n"
+      "        with open(path, 'w') as f:\n"
+      "            f.write(str(status))\n"
+      "    return status\n\n\n"
+      "if __name__ == '__main__':\n"
+      "    # Errors end the run as they end `parity run`: reported once, status 1 (2\n"
+      "    # for a usage error).\n"
+      "    try:\n"
+      "        sys.exit(report_status(main()))\n"
+      "    except parity.ParityUsageError as err:\n"
+      "        G_LOGGER.log(str(err), G_LOGGER.CRITICAL)\n"
+      "        sys.exit(report_status(2))\n"
+      "    except parity.ParityException as err:\n"
+      "        G_LOGGER.log(str(err), G_LOGGER.CRITICAL)\n"
+      "        sys.exit(report_status(1))\n",
+      kVerdictFileVariable);
+}
 
 std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cmp,
                                 const std::vector<ConfiguredBackend>& backends,
@@ -263,28 +287,8 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
     fmt::format_to(out,
                    "    success = Comparator.validate(results, check_inf=True, "
                    "check_nan=True) and success\n");
-  fmt::format_to(out,
-                 "    return 0 if success else 1\n\n\n"
-                 "def report_status(status):\n"
-                 "    # `parity run` passes only on a verdict this script wrote: one that ended\n"
-                 "    # early (os._exit, sys.exit in a data loader) writes none.\n"
-                 "    path = os.environ.get('{}')\n"
-                 "    if path:\n"
-                 "        with open(path, 'w') as f:\n"
-                 "            f.write(str(status))\n"
-                 "    return status\n\n\n"
-                 "if __name__ == '__main__':\n"
-                 "    # Errors end the run as they end `parity run`: reported once, status 1 (2\n"
-                 "    # for a usage error).\n"
-                 "    try:\n"
-                 "        sys.exit(report_status(main()))\n"
-                 "    except parity.ParityUsageError as err:\n"
-                 "        G_LOGGER.log(str(err), G_LOGGER.CRITICAL)\n"
-                 "        sys.exit(report_status(2))\n"
-                 "    except parity.ParityException as err:\n"
-                 "        G_LOGGER.log(str(err), G_LOGGER.CRITICAL)\n"
-                 "        sys.exit(report_status(1))\n",
-                 kVerdictFileVariable);
+  fmt::format_to(out, "    return 0 if success else 1\n\n\n");
+  fmt::format_to(out, "{}", script_main_block());
   return s;
 }
 

@@ -14,11 +14,21 @@ namespace parity::cli {
 // status there as its last act, so that a script that ended early cannot pass the run.
 inline constexpr const char* kVerdictFileVariable = "PARITY_VERDICT_FILE";
 
+// The end of every script parity generates and may run itself: `main()` is called, errors are
+// reported as `parity run` reports them, and the exit status is written to the verdict file.
+// The script must import os, sys, parity and G_LOGGER.
+std::string script_main_block();
+
 // The script for these arguments, from the values every option group parsed (`cmp`, the
 // configured `backends`). `command` is quoted in the header comment.
 std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cmp,
                                 const std::vector<ConfiguredBackend>& backends,
                                 const std::string& command);
+
+// Pieces of the script, shared with the dataset script (cli/dataset_run.h): the lines that set
+// `data_loader` (4-space indented), and the expression of the compare function.
+std::string data_loader_code(const DataLoaderArgs& data, const std::string& script);
+std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp);
 
 // Writes the script to args.gen_script ("-" for stdout) and returns the exit status (0).
 int write_run_script(const RunArgs& args, const ComparatorOptions& cmp,

@@ -4,6 +4,7 @@
 
 #include "backend/subprocess_runner.h"
 #include "cli/app.h"
+#include "cli/dataset_run.h"
 #include "cli/gen_script.h"
 #include "cli/limit_args.h"
 #include "cli/parse_util.h"
@@ -25,6 +26,7 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
   add_backend_args(*sub);
   add_data_loader_args(*sub, args.data);
   add_comparator_args(*sub, args.comparator);
+  add_dataset_args(*sub, args.dataset);
   add_limit_args(*sub);
   add_script_args(*sub, args);
   return sub;
@@ -99,7 +101,9 @@ void check_requests(const RunArgs& args, const std::vector<ConfiguredBackend>& b
     fail_usage(
         "failed to use --local-error: it splits the error between two sources, and this run "
         "compares nothing; give two runners, or a runner and --load-outputs");
-  if (!cmp.report.empty() && backends.size() + cmp.load_outputs.size() < 2)
+  // (One results file may hold several runners, so --load-outputs alone may compare.)
+  if (!cmp.report.empty() && backends.size() + cmp.load_outputs.size() < 2 &&
+      cmp.load_outputs.empty())
     fail_usage(
         "failed to use --report '{}': a report shows a comparison, and this run compares "
         "nothing; give two runners, or a runner and --load-outputs",
@@ -311,6 +315,7 @@ RunEnd run_command(const RunArgs& args) {
   const std::vector<ConfiguredBackend> backends = args.backends.configure();
   const std::string why_not = why_not_layerwise(args, backends, cmp);
   check_requests(args, backends, cmp, why_not);
+  if (args.dataset.enabled()) return run_dataset_command(args, cmp, backends);
   if (!args.gen_script.empty())
     return RunEnd{std::nullopt, write_run_script(args, cmp, backends), true};
   if (run_needs_python(args))
@@ -360,6 +365,10 @@ RunEnd run_command(const RunArgs& args) {
     logger().info("Loading inference results from {}", path);
     for (auto& entry : io::load_run_results(path)) results.append(std::move(entry));
   }
+  // Saved results of a dataset run (shards merged by 'parity data merge') are compared as the
+  // dataset run compared them, so the summary is the same as the unsharded run's.
+  if (backends.empty() && is_dataset_results(results))
+    return run_dataset_command(args, cmp, backends, std::move(results));
   if (cmp.top_k) Comparator::postprocess(results, postprocess_func::top_k(*cmp.top_k));
 
   std::optional<RunVerdict> verdict;

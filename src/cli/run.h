@@ -13,6 +13,7 @@
 #include "cli/backend_args.h"
 #include "cli/comparator_args.h"
 #include "cli/data_loader_args.h"
+#include "cli/dataset_args.h"
 #include "cli/logging_args.h"
 #include "cli/model_args.h"
 #include "comparator/verdict.h"
@@ -25,6 +26,7 @@ struct RunArgs {
   BackendArgs backends;  // filled after parsing (collect_backend_args)
   DataLoaderArgs data;
   ComparatorArgs comparator;
+  DatasetArgs dataset;
   // Added with the plugin and script flags (cli/scripts.h).
   std::vector<std::string> plugins;
   std::string gen_script;

@@ -46,8 +46,10 @@ int run_in_python(const RunArgs& args, const ComparatorOptions& cmp,
       fail_usage("failed to use script '{}' with path '{}': no such file; give path.py[:func]",
                  *spec, path);
   }
-  const std::string script = generate_run_script(args, cmp, backends, invoked_command());
+  return run_python_script(generate_run_script(args, cmp, backends, invoked_command()));
+}
 
+int run_python_script(const std::string& script) {
   // Removed when done, and when the run is interrupted (the guards, innermost first).
   TempPath folder(make_temp_dir("parity-run"));
   TemporaryFileGuard folder_guard(folder.path.c_str());

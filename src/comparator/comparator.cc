@@ -92,7 +92,11 @@ std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cac
       for (auto& [out_name, t] : outputs) t = t.clone();
     logger().log_once(Severity::kInfo, fmt::format("{}\n---- Inference Output(s) ----\n{}", name,
                                                    metadata_of(outputs).str()));
-    iterations.push_back(IterationResult{std::move(outputs), runtime, runner.name()});
+    IterationResult result;
+    result.outputs = std::move(outputs);
+    result.runtime = runtime;
+    result.runner_name = runner.name();
+    iterations.push_back(std::move(result));
   }
   const double total_ms = total_runtime * 1000.0;
   const size_t n = iterations.size();

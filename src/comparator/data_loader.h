@@ -53,6 +53,7 @@ class DataLoader : public FeedSource {
   // Polygraphy's DataLoader.input_metadata: the model's inputs once a runner has given them,
   // else the user's (nullptr when neither is known).
   const TensorMetadata* input_metadata() const;
+  const DataLoaderOptions& options() const { return options_; }
 
  private:
   DataLoaderOptions options_;

@@ -16,6 +16,11 @@ struct IterationResult {
   TensorMap outputs;
   std::optional<double> runtime;  // seconds
   std::string runner_name = "custom_runner";
+  // Parity's own, for dataset runs (comparator/dataset.h): the feed's position in the whole
+  // dataset, so shards can be merged, and why the runner failed on it (outputs then empty).
+  // Saved under extra keys, which Polygraphy's decoder ignores.
+  std::optional<size_t> dataset_index;
+  std::string error;
 };
 
 // A list of (runner name, iterations), in run order. Duplicate names are allowed.

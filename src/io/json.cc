@@ -35,6 +35,8 @@ using Json = nlohmann::ordered_json;
 constexpr char kClassKey[] = "polygraphy_class";
 constexpr char kLegacyPrefix[] = "__polygraphy_encoded_";
 constexpr char kLegacyMarker[] = "polygraphy_serialized_json_type";
+constexpr char kDatasetIndexKey[] = "parity_dataset_index";
+constexpr char kErrorKey[] = "parity_error";
 
 // ----- writing, as Python's json.dumps(obj, indent=4) -----
 
@@ -66,6 +68,13 @@ class PyJsonWriter {
   void string(std::string_view utf8);
   void number(double v);
   void null() { out += "null"; }
+  void integer(uint64_t v) { out += std::to_string(v); }
+  // Continues a document written elsewhere: `open` says, per open container, whether something
+  // was written in it already (streamed iterations are written into an open list this way).
+  void resume(std::vector<bool> nonempty) {
+    empty_.clear();
+    for (bool b : nonempty) empty_.push_back(!b);
+  }
   // The innermost container already holds an element (the next element() writes a comma).
   void mark_nonempty() { empty_.back() = false; }
 
@@ -246,6 +255,15 @@ void write_iteration(PyJsonWriter& w, const IterationResult& it) {
     w.null();
   w.key("runner_name");
   w.string(it.runner_name);
+  // Parity's keys for dataset runs; Polygraphy's decoder reads only the keys above.
+  if (it.dataset_index) {
+    w.key(kDatasetIndexKey);
+    w.integer(*it.dataset_index);
+  }
+  if (!it.error.empty()) {
+    w.key(kErrorKey);
+    w.string(it.error);
+  }
   w.key(kClassKey);
   w.string("IterationResult");
   w.end('}');
@@ -481,6 +499,18 @@ IterationResult decode_iteration(const Json& j, const std::string& what) {
     fail("failed to read {} with a runner_name of JSON type {}: it must be a string", what,
          runner.type_name());
   it.runner_name = runner.get<std::string>();
+  if (auto index = j.find(kDatasetIndexKey); index != j.end()) {
+    if (!index->is_number_unsigned() && !(index->is_number_integer() && *index >= 0))
+      fail("failed to read {} with a {} of {}: it must be a non-negative integer", what,
+           kDatasetIndexKey, index->dump());
+    it.dataset_index = index->get<size_t>();
+  }
+  if (auto error = j.find(kErrorKey); error != j.end()) {
+    if (!error->is_string())
+      fail("failed to read {} with a {} of JSON type {}: it must be a string", what, kErrorKey,
+           error->type_name());
+    it.error = error->get<std::string>();
+  }
   return it;
 }
 
@@ -637,6 +667,19 @@ RunResultsStream::RunResultsStream(std::string path, size_t runners) : path_(std
     s->w.out.clear();  // the head is written by finish(), with the runner's name
     sections_.push_back(std::move(s));
   }
+}
+
+RunResultsStream::RunResultsStream(std::string path, const std::vector<std::string>& runner_names)
+    : RunResultsStream(std::move(path), runner_names.size()) {
+  for (size_t k = 0; k < runner_names.size(); ++k) set_runner_name(k, runner_names[k]);
+}
+
+void RunResultsStream::add(size_t runner, const IterationResult& iteration) {
+  Section& s = *sections_.at(runner);
+  PARITY_ENFORCE(!s.in_iteration, "an iteration of runner {} is open", runner);
+  s.w.element();
+  write_iteration(s.w, iteration);
+  s.flush();
 }
 
 void RunResultsStream::set_runner_name(size_t runner, std::string name) {

@@ -3,6 +3,7 @@
 // "polygraphy_class" markers; the legacy marker and .npz payloads are read too.
 #pragma once
 
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ RunResults load_run_results(const std::string& path);
 class RunResultsStream {
  public:
   RunResultsStream(std::string path, size_t runners);
+  // With the runners' names known up front (a dataset run).
+  RunResultsStream(std::string path, const std::vector<std::string>& runner_names);
   ~RunResultsStream();
   RunResultsStream(const RunResultsStream&) = delete;
   RunResultsStream& operator=(const RunResultsStream&) = delete;
@@ -39,6 +42,9 @@ class RunResultsStream {
   void begin_iteration(size_t runner);
   void add(size_t runner, const std::string& name, const Tensor& tensor);
   void end_iteration(size_t runner, std::optional<double> runtime, const std::string& runner_name);
+  // A whole iteration at once (its dataset index and error too, as save_run_results writes
+  // them).
+  void add(size_t runner, const IterationResult& iteration);
   void set_runner_name(size_t runner, std::string name);
   // Writes `path`. Without it (an error on the way), `path` is left as it was.
   void finish();
@@ -48,6 +54,11 @@ class RunResultsStream {
   std::string path_;
   std::vector<std::unique_ptr<Section>> sections_;
 };
+
+// Joins the results of shards of one dataset run (--shard, --save-outputs): the same runners in
+// each, iterations ordered by their dataset index. Error when the runners differ, an iteration
+// has no index, or two shards hold the same iteration.
+RunResults merge_dataset_results(const std::vector<std::string>& paths);
 
 std::string inputs_to_json(const std::vector<TensorMap>& feeds);
 std::vector<TensorMap> inputs_from_json(const std::string& text);

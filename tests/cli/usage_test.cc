@@ -16,7 +16,7 @@ TEST(CliUsage, AnUnknownSubcommandIsAnInvalidChoice) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(has(r,
                   "argument subcommand: invalid choice: 'rnu' (choose from 'run', 'inspect', "
-                  "'surgeon', 'debug'); "
+                  "'surgeon', 'debug', 'data'); "
                   "did you mean 'run'?"))
       << r.output;
   EXPECT_TRUE(has(r, "--help' for usage.")) << r.output;
@@ -30,8 +30,9 @@ TEST(CliUsage, AnUnknownSubcommandIsAnInvalidChoice) {
   EXPECT_TRUE(has(inner, " inspect --help' for usage.")) << inner.output;
   CommandResult none = run_parity({});
   EXPECT_EQ(none.exit_code, 2) << none.output;
-  EXPECT_TRUE(
-      has(none, "a subcommand is required (choose from 'run', 'inspect', 'surgeon', 'debug')"))
+  EXPECT_TRUE(has(none,
+                  "a subcommand is required (choose from 'run', 'inspect', 'surgeon', 'debug', "
+                  "'data')"))
       << none.output;
 }
 
