@@ -94,13 +94,14 @@ TEST(CliModelScript, FuncExtendAroundALoaderAndMarkAll) {
   // Polygraphy's idiom: func.extend around a loader, changing the model it returns.
   TempDir dir;
   const std::string script = dir.file("extend.py");
-  write_text(script,
-             "from parity import func\nfrom parity.backend.onnx import OnnxFromPath\n\n"
-             "@func.extend(OnnxFromPath('" +
-                 example("tiny_cnn.onnx") +
-                 "'))\n"
-                 "def load_model(model):\n"
-                 "    assert model.input_names == ['image']\n");
+  write_text(
+      script,
+      "from parity import func\nfrom parity.backend.onnx import OnnxFromPath\n\n"
+      "@func.extend(OnnxFromPath('" +
+          example("tiny_cnn.onnx") +
+          "'))\n"
+          "def load_model(model):\n"
+          "    assert [i.name for i in model.graph.input] == ['image']  # an onnx.ModelProto\n");
   auto r = run_parity({"run", script, "--model-type", "onnx-script", "--pluginref", "--onnxrt",
                        "--onnx-outputs", "mark", "all"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
