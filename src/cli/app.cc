@@ -198,7 +198,8 @@ int main(int argc, char** argv) {
   // not a run that is only written as a script. For `run`, PASSED is printed only for a
   // passing RunVerdict (or a script that ran the comparison and exited 0):
   // comparator/verdict.h says how one is made; a surgeon tool passes when it wrote its model.
-  const bool framed = (run->parsed() && run_args.gen_script.empty()) || surgeon->parsed();
+  const bool framed = (run->parsed() && run_args.gen_script.empty()) ||
+                      (surgeon->parsed() && surgeon_args.framed());
   int status = 0;
   bool passed = false;
   try {

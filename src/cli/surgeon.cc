@@ -65,7 +65,12 @@ void add_fallback_data_args(CLI::App& app, FallbackDataArgs& args, const std::st
 const LoggingArgs* SurgeonArgs::logging() const {
   if (extract_app && extract_app->parsed()) return &extract.model.logging;
   if (sanitize_app && sanitize_app->parsed()) return &sanitize.model.logging;
+  if (insert_app && insert_app->parsed()) return &insert.model.logging;
   return nullptr;
+}
+
+bool SurgeonArgs::framed() const {
+  return (extract_app && extract_app->parsed()) || (sanitize_app && sanitize_app->parsed());
 }
 
 CLI::App* setup_surgeon(CLI::App& app, SurgeonArgs& args) {
@@ -73,11 +78,13 @@ CLI::App* setup_surgeon(CLI::App& app, SurgeonArgs& args) {
   surgeon->require_subcommand(1);
   args.extract_app = setup_surgeon_extract(*surgeon, args.extract);
   args.sanitize_app = setup_surgeon_sanitize(*surgeon, args.sanitize);
+  args.insert_app = setup_surgeon_insert(*surgeon, args.insert);
   return surgeon;
 }
 
 int run_surgeon(const SurgeonArgs& args) {
   if (args.extract_app->parsed()) return run_surgeon_extract(args.extract);
+  if (args.insert_app->parsed()) return run_surgeon_insert(args.insert);
   return run_surgeon_sanitize(args.sanitize);
 }
 

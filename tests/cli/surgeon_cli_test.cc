@@ -397,3 +397,37 @@ TEST(SurgeonCli, UpperBoundsAMinInTheTensorsDtypeAndTheModelStillRuns) {
 
 }  // namespace
 }  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonCli, InsertWritesPolygraphysModelAndLines) {
+  TempDir dir;
+  const std::string model = dir.file("m.onnx"), out = dir.file("ins.onnx");
+  write_model_from_text(model, kChainText);
+  auto r = run_parity({"surgeon", "insert", model, "--inputs", "a", "--outputs", "c", "--op",
+                       "LeakyRelu", "--name", "leaky", "--attrs", "alpha=0.25", "-o", out,
+                       "--log-format", "no-colors"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string fixture =
+      read_text(source_path("tests/cli/fixtures/polygraphy_surgeon_insert.txt"));
+  // Polygraphy frames insert with no RUNNING/PASSED lines: the fixture ends with the model.
+  const std::string block =
+      fixture.substr(fixture.find("[I] Saving ONNX model to: pins.onnx\n") +
+                     std::string("[I] Saving ONNX model to: pins.onnx\n").size());
+  EXPECT_EQ(r.output.find("PASSED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(block), std::string::npos) << block << "\n" << r.output;
+  auto nodes = run_python("import onnx\nm = onnx.load('" + out +
+                          "')\nonnx.checker.check_model(m)\n"
+                          "print([(n.op_type, [(a.name, a.f) for a in n.attribute]) for n in "
+                          "m.graph.node])\n");
+  EXPECT_NE(nodes.output.find("[('Add', []), ('LeakyRelu', [('alpha', 0.25)]), ('Abs', [])]"),
+            std::string::npos)
+      << nodes.output;
+  auto bad = run_parity({"surgeon", "insert", model, "--inputs", "a", "--outputs", "c", "--op",
+                         "Neg", "--attrs", "novalue", "-o", out});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
