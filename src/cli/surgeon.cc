@@ -60,6 +60,10 @@ void add_fallback_data_args(CLI::App& app, FallbackDataArgs& args, const std::st
                "Determine the metadata of tensors by running the model on the reference backend "
                "instead of trusting ONNX shape inference. This makes dynamic dimensions static")
       ->group("ONNX Shape Inference");
+  app.add_flag("--no-onnxruntime-shape-inference", args.no_onnxruntime_shape_inference,
+               "Accepted for Polygraphy's command lines: Parity always uses ONNX's own shape "
+               "inference (libonnx), never ONNX Runtime's")
+      ->group("ONNX Shape Inference");
 }
 
 const LoggingArgs* SurgeonArgs::logging() const {

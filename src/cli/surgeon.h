@@ -38,6 +38,7 @@ struct FallbackDataArgs {
   uint32_t seed = 1;
   std::vector<std::string> val_range;
   bool force_fallback = false;
+  bool no_onnxruntime_shape_inference = false;  // accepted: Parity never uses ONNX Runtime here
   DataLoaderOptions options(const std::string& shapes_flag) const;
 };
 void add_fallback_data_args(CLI::App& app, FallbackDataArgs& args, const std::string& shapes_flags,

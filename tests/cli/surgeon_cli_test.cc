@@ -431,3 +431,63 @@ TEST(SurgeonCli, InsertWritesPolygraphysModelAndLines) {
 
 }  // namespace
 }  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonCli, ForcedFallbackShapeInferenceRunsTheModelOnTheGivenShapes) {
+  TempDir dir;
+  const std::string model = dir.file("m.onnx"), out = dir.file("sub.onnx");
+  write_model_from_text(model, kChainText);
+  auto r = run_parity({"surgeon", "extract", model, "--inputs", "b:auto:auto", "x:auto:auto",
+                       "--outputs", "c:auto", "--force-fallback-shape-inference", "--model-inputs",
+                       "x:[3,4]", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Forcing fallback shape inference."), std::string::npos) << r.output;
+  // The run's shapes, static: b and x are [3, 4].
+  auto dims = run_python("import onnx\nm = onnx.load('" + out +
+                         "')\nonnx.checker.check_model(m)\nprint([[d.dim_value for d in "
+                         "i.type.tensor_type.shape.dim] for i in m.graph.input])\n");
+  EXPECT_NE(dims.output.find("[[3, 4], [3, 4]]"), std::string::npos) << dims.output;
+}
+
+TEST(SurgeonCli, ExtractFromAModelWithExternalDataIntoAnotherFolder) {
+  TempDir dir;
+  fs::create_directory(dir.file("src"));
+  fs::create_directory(dir.file("dst"));
+  const std::string model = dir.file("src/ext.onnx");
+  auto made = run_python(
+      "import numpy as np, onnx\n"
+      "from onnx import helper as h, TensorProto as T, numpy_helper as nh\n"
+      "w = nh.from_array(np.arange(256, dtype=np.float32).reshape(64, 4), 'w')\n"
+      "v = nh.from_array(np.full((64, 4), 3, dtype=np.float32), 'v')\n"
+      "g = h.make_graph([h.make_node('Add', ['x', 'w'], ['a']), h.make_node('Mul', ['a', 'v'], "
+      "['y'])],\n"
+      "                 'g', [h.make_tensor_value_info('x', T.FLOAT, [64, 4])],\n"
+      "                 [h.make_tensor_value_info('y', T.FLOAT, [64, 4])], [w, v])\n"
+      "m = h.make_model(g, opset_imports=[h.make_opsetid('', 17)]); m.ir_version = 8\n"
+      "onnx.save(m, '" +
+      model + "', save_as_external_data=True, location='w.bin', size_threshold=0)\n");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::string out = dir.file("dst/first.onnx");
+  ASSERT_EQ(run_parity({"surgeon", "extract", model, "--outputs", "a:auto", "-o", out}).exit_code,
+            0);
+  EXPECT_NE(check_model(out).find("checked 1 nodes"), std::string::npos) << check_model(out);
+  const std::string saved = dir.file("a.json");
+  ASSERT_EQ(
+      run_parity({"run", model, "--pluginref", "--onnx-outputs", "a", "--save-outputs", saved})
+          .exit_code,
+      0);
+  for (const char* backend : {"--pluginref", "--onnxrt"}) {
+    auto c = run_parity({"run", out, backend, "--load-outputs", saved});
+    EXPECT_EQ(c.exit_code, 0) << backend << "\n" << c.output;
+  }
+  // Only w is read by the subgraph: v is not written.
+  auto inits = run_python("import onnx\nm = onnx.load('" + out +
+                          "', load_external_data=False)\nprint([t.name for t in "
+                          "m.graph.initializer])\n");
+  EXPECT_NE(inits.output.find("['w']"), std::string::npos) << inits.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
