@@ -64,6 +64,8 @@ struct SurgeonSanitizeArgs {
   bool toposort = false;
   bool no_shape_inference = false;
   std::vector<std::string> upper_bounds;  // --set-unbounded-dds-upper-bound
+  std::vector<std::string> outputs;       // names, or the two words "mark all"
+  std::vector<std::string> exclude_outputs;
 };
 
 struct SurgeonInsertArgs {

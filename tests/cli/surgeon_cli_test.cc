@@ -491,3 +491,39 @@ TEST(SurgeonCli, ExtractFromAModelWithExternalDataIntoAnotherFolder) {
 
 }  // namespace
 }  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonCli, SanitizeMarksOutputsAndCleansUpBehindThem) {
+  TempDir dir;
+  const std::string model = dir.file("m.onnx"), out = dir.file("cut.onnx");
+  write_model_from_text(model, kChainText);
+  auto r = run_parity({"surgeon", "sanitize", model, "--outputs", "b", "--cleanup", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(check_model(out).find("checked 2 nodes"), std::string::npos) << check_model(out);
+  const std::string saved = dir.file("b.json");
+  ASSERT_EQ(run_parity({"run", model, "--pluginref", "--onnx-outputs", "b", "--save-outputs", saved,
+                        "--input-shapes", "x:[2,4]"})
+                .exit_code,
+            0);
+  for (const char* backend : {"--pluginref", "--onnxrt"}) {
+    auto c =
+        run_parity({"run", out, backend, "--load-outputs", saved, "--input-shapes", "x:[2,4]"});
+    EXPECT_EQ(c.exit_code, 0) << backend << "\n" << c.output;
+  }
+  const std::string all = dir.file("all.onnx");
+  ASSERT_EQ(run_parity({"surgeon", "sanitize", model, "--outputs", "mark", "all",
+                        "--exclude-outputs", "y", "-o", all})
+                .exit_code,
+            0);
+  auto names =
+      run_python("import onnx\nprint([o.name for o in onnx.load('" + all + "').graph.output])\n");
+  EXPECT_NE(names.output.find("['a', 'b', 'c']"), std::string::npos) << names.output;
+  auto unknown = run_parity({"surgeon", "sanitize", model, "--outputs", "bb", "-o", all});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.output.find("did you mean 'b'?"), std::string::npos) << unknown.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
