@@ -48,11 +48,14 @@ const ::onnx::AttributeProto* attribute(const ::onnx::NodeProto& node, const std
   return nullptr;
 }
 
-// The constants a graph can read: its own initializers (not overridable inputs) and those of
-// the graphs around it.
+// The constants a graph can read: its own initializers and those of the graphs around it. From
+// IR version 4 on, an initializer that is also a graph input is a default the user may
+// override, so it is not constant; before, every initializer had to be listed as an input, so
+// there they all are constants.
 using Constants = std::map<std::string, const ::onnx::TensorProto*>;
 
-Constants constants_of(const ::onnx::GraphProto& g, const Constants& outer) {
+Constants constants_of(const ::onnx::GraphProto& g, const Constants& outer,
+                       bool inputs_may_be_constant) {
   Constants c = outer;
   std::set<std::string> inputs;
   for (const auto& in : g.input()) {
@@ -62,7 +65,7 @@ Constants constants_of(const ::onnx::GraphProto& g, const Constants& outer) {
   for (const auto& node : g.node())
     for (const auto& out : node.output()) c.erase(out);
   for (const auto& t : g.initializer())
-    if (!inputs.count(t.name())) c[t.name()] = &t;
+    if (inputs_may_be_constant || !inputs.count(t.name())) c[t.name()] = &t;
   return c;
 }
 
@@ -72,15 +75,16 @@ class Folder {
       : model_(model),
         options_(options),
         warned_(warned),
+        old_ir_(model.proto->ir_version() > 0 && model.proto->ir_version() < 4),
         store_(model.external_data_dir),
         backend_(BackendRegistry::global().configure("pluginref", {})) {}
 
   // One pass over `g` and, after it, over the bodies of its nodes.
   void fold_graph(::onnx::GraphProto& g, const Constants& outer) {
     inline_constant_ifs(g, outer);
-    fold_nodes(g, constants_of(g, outer));
+    fold_nodes(g, constants_of(g, outer, old_ir_));
     cleanup(g);
-    const Constants inner = constants_of(g, outer);
+    const Constants inner = constants_of(g, outer, old_ir_);
     for (auto& node : *g.mutable_node())
       for (auto& a : *node.mutable_attribute()) {
         if (a.has_g()) fold_graph(*a.mutable_g(), inner);
@@ -91,7 +95,7 @@ class Folder {
  private:
   // An If whose condition is constant becomes the nodes of the branch it takes.
   void inline_constant_ifs(::onnx::GraphProto& g, const Constants& outer) {
-    const Constants constants = constants_of(g, outer);
+    const Constants constants = constants_of(g, outer, old_ir_);
     for (int i = 0; i < g.node_size(); ++i) {
       const ::onnx::NodeProto& node = g.node(i);
       if (node.op_type() != "If" || !is_onnx_domain(node.domain()) || node.input_size() != 1)
@@ -406,6 +410,7 @@ class Folder {
   const ModelFile& model_;
   const FoldOptions& options_;
   std::set<std::string>& warned_;
+  bool old_ir_;  // IR version < 4: initializers listed as inputs are still constants
   onnx_io::ExternalDataStore store_;
   ConfiguredBackend backend_;
 };

@@ -527,3 +527,32 @@ TEST(SurgeonCli, SanitizeMarksOutputsAndCleansUpBehindThem) {
 
 }  // namespace
 }  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonCli, FoldingAnOldIrVersionModelListsNewInitializersAsInputs) {
+  // Before IR version 4, ONNX's checker wants every initializer among the graph inputs, and
+  // such an initializer (w) is a weight, folded like any other.
+  TempDir dir;
+  const std::string model = dir.file("ir3.onnx"), out = dir.file("folded.onnx");
+  write_model_from_text(model, R"(
+    <ir_version: 3, opset_import: ["" : 8]>
+    g (float[3] x, float[3] w) => (float[3] y) <float[3] w = {-4, 5, -6}> {
+      k = Constant <value = float[3] {1, 2, 3}> ()
+      a = Abs (k)
+      b = Mul (a, w)
+      y = Add (x, b)
+    }
+  )");
+  ASSERT_EQ(run_parity({"surgeon", "sanitize", model, "--fold-constants", "-o", out}).exit_code, 0);
+  EXPECT_NE(check_model(out).find("checked 1 nodes"), std::string::npos) << check_model(out);
+  // w, read by nothing now, leaves with its initializer instead of becoming an input to feed.
+  auto inputs =
+      run_python("import onnx\nprint([i.name for i in onnx.load('" + out + "').graph.input])\n");
+  EXPECT_NE(inputs.output.find("['x', 'b']"), std::string::npos) << inputs.output;
+  expect_same_outputs(model, out, dir);
+}
+
+}  // namespace
+}  // namespace parity::testing
