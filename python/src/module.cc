@@ -31,4 +31,5 @@ PYBIND11_MODULE(_parity, m) {
   bind_python_ops(m);
   bind_layerwise(m);
   bind_dataset(m);
+  bind_surgeon(m);
 }

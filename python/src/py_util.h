@@ -112,5 +112,6 @@ void bind_dataset(py::module_& m);
 
 // A compare function from Python: one of CompareFunc's, or a callable (a, b) -> {name: bool}.
 CompareFunc compare_func_from_object(py::object obj);
+void bind_surgeon(py::module_& m);
 
 }  // namespace parity::python

@@ -225,8 +225,8 @@ int main(int argc, char** argv) {
   // passing RunVerdict (or a script that ran the comparison and exited 0):
   // comparator/verdict.h says how one is made; a surgeon tool passes when it wrote its model.
   // The debug tools are framed too, as Polygraphy's are.
-  const bool framed =
-      (run->parsed() && run_args.gen_script.empty()) || surgeon->parsed() || debug->parsed();
+  const bool framed = (run->parsed() && run_args.gen_script.empty()) ||
+                      (surgeon->parsed() && surgeon_args.framed()) || debug->parsed();
   int status = 0;
   bool passed = false;
   try {

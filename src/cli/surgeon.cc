@@ -60,12 +60,21 @@ void add_fallback_data_args(CLI::App& app, FallbackDataArgs& args, const std::st
                "Determine the metadata of tensors by running the model on the reference backend "
                "instead of trusting ONNX shape inference. This makes dynamic dimensions static")
       ->group("ONNX Shape Inference");
+  app.add_flag("--no-onnxruntime-shape-inference", args.no_onnxruntime_shape_inference,
+               "Accepted for Polygraphy's command lines: Parity always uses ONNX's own shape "
+               "inference (libonnx), never ONNX Runtime's")
+      ->group("ONNX Shape Inference");
 }
 
 const LoggingArgs* SurgeonArgs::logging() const {
   if (extract_app && extract_app->parsed()) return &extract.model.logging;
   if (sanitize_app && sanitize_app->parsed()) return &sanitize.model.logging;
+  if (insert_app && insert_app->parsed()) return &insert.model.logging;
   return nullptr;
+}
+
+bool SurgeonArgs::framed() const {
+  return (extract_app && extract_app->parsed()) || (sanitize_app && sanitize_app->parsed());
 }
 
 CLI::App* setup_surgeon(CLI::App& app, SurgeonArgs& args) {
@@ -73,11 +82,13 @@ CLI::App* setup_surgeon(CLI::App& app, SurgeonArgs& args) {
   surgeon->require_subcommand(1);
   args.extract_app = setup_surgeon_extract(*surgeon, args.extract);
   args.sanitize_app = setup_surgeon_sanitize(*surgeon, args.sanitize);
+  args.insert_app = setup_surgeon_insert(*surgeon, args.insert);
   return surgeon;
 }
 
 int run_surgeon(const SurgeonArgs& args) {
   if (args.extract_app->parsed()) return run_surgeon_extract(args.extract);
+  if (args.insert_app->parsed()) return run_surgeon_insert(args.insert);
   return run_surgeon_sanitize(args.sanitize);
 }
 

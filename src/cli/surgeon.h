@@ -38,6 +38,7 @@ struct FallbackDataArgs {
   uint32_t seed = 1;
   std::vector<std::string> val_range;
   bool force_fallback = false;
+  bool no_onnxruntime_shape_inference = false;  // accepted: Parity never uses ONNX Runtime here
   DataLoaderOptions options(const std::string& shapes_flag) const;
 };
 void add_fallback_data_args(CLI::App& app, FallbackDataArgs& args, const std::string& shapes_flags,
@@ -63,23 +64,39 @@ struct SurgeonSanitizeArgs {
   bool toposort = false;
   bool no_shape_inference = false;
   std::vector<std::string> upper_bounds;  // --set-unbounded-dds-upper-bound
+  std::vector<std::string> outputs;       // names, or the two words "mark all"
+  std::vector<std::string> exclude_outputs;
+};
+
+struct SurgeonInsertArgs {
+  SurgeonModelArgs model;
+  std::vector<std::string> inputs, outputs;
+  std::string op, name;
+  std::vector<std::string> attrs;  // name=value
 };
 
 struct SurgeonArgs {
   SurgeonExtractArgs extract;
   SurgeonSanitizeArgs sanitize;
+  SurgeonInsertArgs insert;
   CLI::App* extract_app = nullptr;
   CLI::App* sanitize_app = nullptr;
+  CLI::App* insert_app = nullptr;
   // The logging flags of the subcommand that was parsed.
   const LoggingArgs* logging() const;
+  // Whether the subcommand is framed by RUNNING and PASSED/FAILED lines: extract and sanitize
+  // are, insert is not (as in Polygraphy).
+  bool framed() const;
 };
 
 CLI::App* setup_surgeon(CLI::App& app, SurgeonArgs& args);
 CLI::App* setup_surgeon_extract(CLI::App& surgeon, SurgeonExtractArgs& args);
 CLI::App* setup_surgeon_sanitize(CLI::App& surgeon, SurgeonSanitizeArgs& args);
+CLI::App* setup_surgeon_insert(CLI::App& surgeon, SurgeonInsertArgs& args);
 // The exit status of the subcommand that was parsed.
 int run_surgeon(const SurgeonArgs& args);
 int run_surgeon_extract(const SurgeonExtractArgs& args);
 int run_surgeon_sanitize(const SurgeonSanitizeArgs& args);
+int run_surgeon_insert(const SurgeonInsertArgs& args);
 
 }  // namespace parity::cli

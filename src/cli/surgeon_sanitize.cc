@@ -8,6 +8,7 @@
 #include "cli/surgeon.h"
 #include "core/error.h"
 #include "core/logger.h"
+#include "surgeon/extract.h"
 #include "surgeon/fold.h"
 #include "surgeon/graph.h"
 #include "surgeon/shape_inference.h"
@@ -85,6 +86,13 @@ CLI::App* setup_surgeon_sanitize(CLI::App& surgeon, SurgeonSanitizeArgs& args) {
                   "Set upper bounds for tensors with unbounded DDS (data-dependent shapes): "
                   "<tensor>:<bound> or a bare <bound> for every such tensor")
       ->group("ONNX Model Loading");
+  sub->add_option("--outputs", args.outputs,
+                  "Name(s) of ONNX tensor(s) to mark as outputs. Use the special value 'mark all' "
+                  "to indicate that all tensors should be used as outputs")
+      ->group("ONNX Model Loading");
+  sub->add_option("--exclude-outputs", args.exclude_outputs,
+                  "Name(s) of ONNX output(s) to unmark as outputs")
+      ->group("ONNX Model Loading");
   const char* fold = "Constant Folding";
   sub->add_flag("--fold-constants", args.fold_constants,
                 "Fold constants in the graph by computing subgraphs whose values are not "
@@ -133,6 +141,12 @@ int run_surgeon_sanitize(const SurgeonSanitizeArgs& args) {
   ::onnx::GraphProto& graph = *model.proto->mutable_graph();
   const bool shape_inference = !args.no_shape_inference && !args.data.force_fallback;
   if (shape_inference) surgeon::infer_shapes(*model.proto);
+  if (!args.outputs.empty() || !args.exclude_outputs.empty()) {
+    const bool mark_all =
+        args.outputs.size() == 2 && args.outputs[0] == "mark" && args.outputs[1] == "all";
+    surgeon::modify_outputs(graph, mark_all ? std::vector<std::string>{} : args.outputs, mark_all,
+                            args.exclude_outputs);
+  }
   if (!bounds.empty()) {
     const auto applied = surgeon::set_upper_bounds(graph, bounds);
     std::vector<std::string> parts;

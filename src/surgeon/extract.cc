@@ -201,3 +201,46 @@ void extract_subgraph(::onnx::ModelProto& model, const ExtractOptions& options) 
 }
 
 }  // namespace parity::surgeon
+
+namespace parity::surgeon {
+
+void modify_outputs(::onnx::GraphProto& graph, const std::vector<std::string>& outputs,
+                    bool mark_all, const std::vector<std::string>& exclude) {
+  const GraphIndex index(graph);
+  for (const auto* list : {&outputs, &exclude})
+    for (const auto& name : *list)
+      if (!index.has_tensor(name))
+        fail("failed to mark outputs: tensor '{}' does not exist in graph '{}'{}", name,
+             graph.name(), did_you_mean(name, index.tensor_names()));
+  std::vector<std::string> names;
+  auto add = [&](const std::string& n) {
+    if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  if (mark_all) {
+    for (const auto& node : graph.node())
+      if (node.op_type() != "Constant")
+        for (const auto& o : node.output()) add(o);
+  } else {
+    for (const auto& n : outputs) add(n);
+  }
+  if (mark_all || !outputs.empty()) {
+    std::vector<::onnx::ValueInfoProto> marked;
+    for (const auto& n : names) {
+      ::onnx::ValueInfoProto v;
+      v.set_name(n);
+      if (const ::onnx::TypeProto* t = find_type(graph, n)) *v.mutable_type() = *t;
+      marked.push_back(std::move(v));
+    }
+    graph.clear_output();
+    for (auto& v : marked) *graph.add_output() = std::move(v);
+  }
+  auto* out = graph.mutable_output();
+  out->erase(std::remove_if(out->begin(), out->end(),
+                            [&](const ::onnx::ValueInfoProto& v) {
+                              return std::find(exclude.begin(), exclude.end(), v.name()) !=
+                                     exclude.end();
+                            }),
+             out->end());
+}
+
+}  // namespace parity::surgeon

@@ -40,6 +40,13 @@ void extract_subgraph(::onnx::ModelProto& model, const ExtractOptions& options);
 // recorded in the graph, with what is known of them: what shape inference must find.
 TensorMetadata missing_metadata(const ::onnx::GraphProto& graph, const ExtractOptions& options);
 
+// Polygraphy's ModifyOutputs on the protobuf: the graph outputs become `outputs` (every node
+// output but those of Constant nodes when `mark_all`), each with the type the graph records for
+// it, then `exclude` is unmarked. Nothing is removed from the graph. Unknown names are an
+// Error with the nearest names.
+void modify_outputs(::onnx::GraphProto& graph, const std::vector<std::string>& outputs,
+                    bool mark_all, const std::vector<std::string>& exclude);
+
 // The same on a GraphProto (the top-level graph of a model, or any graph).
 void extract_subgraph(::onnx::GraphProto& graph, const ExtractOptions& options);
 

@@ -146,22 +146,29 @@ size_t cleanup(::onnx::GraphProto& graph, const CleanupOptions& options) {
   graph.mutable_node()->Swap(&nodes);
 
   auto* inits = graph.mutable_initializer();
-  inits->erase(std::remove_if(inits->begin(), inits->end(),
-                              [&](const ::onnx::TensorProto& t) { return !used.count(t.name()); }),
-               inits->end());
+  std::set<std::string> dropped;
+  for (const auto& t : *inits)
+    if (!used.count(t.name())) dropped.insert(t.name());
+  inits->erase(
+      std::remove_if(inits->begin(), inits->end(),
+                     [&](const ::onnx::TensorProto& t) { return dropped.count(t.name()); }),
+      inits->end());
   auto* sparse = graph.mutable_sparse_initializer();
   sparse->erase(std::remove_if(sparse->begin(), sparse->end(),
                                [&](const ::onnx::SparseTensorProto& t) {
                                  return !used.count(t.values().name());
                                }),
                 sparse->end());
-  if (options.remove_unused_graph_inputs) {
-    auto* inputs = graph.mutable_input();
-    inputs->erase(
-        std::remove_if(inputs->begin(), inputs->end(),
-                       [&](const ::onnx::ValueInfoProto& v) { return !used.count(v.name()); }),
-        inputs->end());
-  }
+  // A graph input whose initializer went (a weight listed as an input, as IR version < 4
+  // requires) goes with it: left alone it would become an input the user must feed.
+  auto* inputs = graph.mutable_input();
+  inputs->erase(
+      std::remove_if(inputs->begin(), inputs->end(),
+                     [&](const ::onnx::ValueInfoProto& v) {
+                       return dropped.count(v.name()) ||
+                              (options.remove_unused_graph_inputs && !used.count(v.name()));
+                     }),
+      inputs->end());
   auto* info = graph.mutable_value_info();
   info->erase(
       std::remove_if(info->begin(), info->end(),

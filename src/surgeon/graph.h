@@ -59,7 +59,8 @@ struct CleanupOptions {
   bool remove_unused_graph_inputs = false;  // GraphSurgeon keeps them unless asked
 };
 // Removes the nodes whose outputs reach no graph output, then the initializers, value_info and
-// (when asked) graph inputs nothing reads any more. Returns how many nodes were removed.
+// (when asked) graph inputs nothing reads any more; a graph input that only named an
+// initializer removed goes too. Returns how many nodes were removed.
 size_t cleanup(::onnx::GraphProto& graph, const CleanupOptions& options = {});
 
 // Sorts the nodes topologically (stable: a node keeps its place unless it must move). Values not

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/logger.h"
+#include "surgeon/types.h"
 
 namespace fs = std::filesystem;
 
@@ -142,6 +143,21 @@ class DataWriter {
   std::map<std::string, File> files_;
 };
 
+// Before IR version 4 every initializer must also be a graph input (the checker refuses
+// otherwise); initializers a tool added (folded values, bounds) get their input here. Only in
+// the top-level graph: a body's inputs are its node's formal parameters.
+void list_initializers_as_inputs(::onnx::GraphProto& g) {
+  std::set<std::string> inputs;
+  for (const auto& in : g.input()) inputs.insert(in.name());
+  for (const auto& t : g.initializer()) {
+    if (inputs.count(t.name())) continue;
+    auto* in = g.add_input();
+    in->set_name(t.name());
+    *in->mutable_type() = tensor_type(static_cast<DataType>(t.data_type()),
+                                      DimList(t.dims().begin(), t.dims().end()));
+  }
+}
+
 }  // namespace
 
 void save_model_file(ModelFile& model, const std::string& path, const SaveOptions& options) {
@@ -160,6 +176,8 @@ void save_model_file(ModelFile& model, const std::string& path, const SaveOption
         "write to another path",
         path);
 
+  if (proto.ir_version() > 0 && proto.ir_version() < 4)
+    list_initializers_as_inputs(*proto.mutable_graph());
   std::optional<std::string> external = options.external_data_path;
   if (!external && proto.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
     logger().warning(

@@ -397,3 +397,162 @@ TEST(SurgeonCli, UpperBoundsAMinInTheTensorsDtypeAndTheModelStillRuns) {
 
 }  // namespace
 }  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonCli, InsertWritesPolygraphysModelAndLines) {
+  TempDir dir;
+  const std::string model = dir.file("m.onnx"), out = dir.file("ins.onnx");
+  write_model_from_text(model, kChainText);
+  auto r = run_parity({"surgeon", "insert", model, "--inputs", "a", "--outputs", "c", "--op",
+                       "LeakyRelu", "--name", "leaky", "--attrs", "alpha=0.25", "-o", out,
+                       "--log-format", "no-colors"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string fixture =
+      read_text(source_path("tests/cli/fixtures/polygraphy_surgeon_insert.txt"));
+  // Polygraphy frames insert with no RUNNING/PASSED lines: the fixture ends with the model.
+  const std::string block =
+      fixture.substr(fixture.find("[I] Saving ONNX model to: pins.onnx\n") +
+                     std::string("[I] Saving ONNX model to: pins.onnx\n").size());
+  EXPECT_EQ(r.output.find("PASSED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(block), std::string::npos) << block << "\n" << r.output;
+  auto nodes = run_python("import onnx\nm = onnx.load('" + out +
+                          "')\nonnx.checker.check_model(m)\n"
+                          "print([(n.op_type, [(a.name, a.f) for a in n.attribute]) for n in "
+                          "m.graph.node])\n");
+  EXPECT_NE(nodes.output.find("[('Add', []), ('LeakyRelu', [('alpha', 0.25)]), ('Abs', [])]"),
+            std::string::npos)
+      << nodes.output;
+  auto bad = run_parity({"surgeon", "insert", model, "--inputs", "a", "--outputs", "c", "--op",
+                         "Neg", "--attrs", "novalue", "-o", out});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonCli, ForcedFallbackShapeInferenceRunsTheModelOnTheGivenShapes) {
+  TempDir dir;
+  const std::string model = dir.file("m.onnx"), out = dir.file("sub.onnx");
+  write_model_from_text(model, kChainText);
+  auto r = run_parity({"surgeon", "extract", model, "--inputs", "b:auto:auto", "x:auto:auto",
+                       "--outputs", "c:auto", "--force-fallback-shape-inference", "--model-inputs",
+                       "x:[3,4]", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Forcing fallback shape inference."), std::string::npos) << r.output;
+  // The run's shapes, static: b and x are [3, 4].
+  auto dims = run_python("import onnx\nm = onnx.load('" + out +
+                         "')\nonnx.checker.check_model(m)\nprint([[d.dim_value for d in "
+                         "i.type.tensor_type.shape.dim] for i in m.graph.input])\n");
+  EXPECT_NE(dims.output.find("[[3, 4], [3, 4]]"), std::string::npos) << dims.output;
+}
+
+TEST(SurgeonCli, ExtractFromAModelWithExternalDataIntoAnotherFolder) {
+  TempDir dir;
+  fs::create_directory(dir.file("src"));
+  fs::create_directory(dir.file("dst"));
+  const std::string model = dir.file("src/ext.onnx");
+  auto made = run_python(
+      "import numpy as np, onnx\n"
+      "from onnx import helper as h, TensorProto as T, numpy_helper as nh\n"
+      "w = nh.from_array(np.arange(256, dtype=np.float32).reshape(64, 4), 'w')\n"
+      "v = nh.from_array(np.full((64, 4), 3, dtype=np.float32), 'v')\n"
+      "g = h.make_graph([h.make_node('Add', ['x', 'w'], ['a']), h.make_node('Mul', ['a', 'v'], "
+      "['y'])],\n"
+      "                 'g', [h.make_tensor_value_info('x', T.FLOAT, [64, 4])],\n"
+      "                 [h.make_tensor_value_info('y', T.FLOAT, [64, 4])], [w, v])\n"
+      "m = h.make_model(g, opset_imports=[h.make_opsetid('', 17)]); m.ir_version = 8\n"
+      "onnx.save(m, '" +
+      model + "', save_as_external_data=True, location='w.bin', size_threshold=0)\n");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::string out = dir.file("dst/first.onnx");
+  ASSERT_EQ(run_parity({"surgeon", "extract", model, "--outputs", "a:auto", "-o", out}).exit_code,
+            0);
+  EXPECT_NE(check_model(out).find("checked 1 nodes"), std::string::npos) << check_model(out);
+  const std::string saved = dir.file("a.json");
+  ASSERT_EQ(
+      run_parity({"run", model, "--pluginref", "--onnx-outputs", "a", "--save-outputs", saved})
+          .exit_code,
+      0);
+  for (const char* backend : {"--pluginref", "--onnxrt"}) {
+    auto c = run_parity({"run", out, backend, "--load-outputs", saved});
+    EXPECT_EQ(c.exit_code, 0) << backend << "\n" << c.output;
+  }
+  // Only w is read by the subgraph: v is not written.
+  auto inits = run_python("import onnx\nm = onnx.load('" + out +
+                          "', load_external_data=False)\nprint([t.name for t in "
+                          "m.graph.initializer])\n");
+  EXPECT_NE(inits.output.find("['w']"), std::string::npos) << inits.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonCli, SanitizeMarksOutputsAndCleansUpBehindThem) {
+  TempDir dir;
+  const std::string model = dir.file("m.onnx"), out = dir.file("cut.onnx");
+  write_model_from_text(model, kChainText);
+  auto r = run_parity({"surgeon", "sanitize", model, "--outputs", "b", "--cleanup", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(check_model(out).find("checked 2 nodes"), std::string::npos) << check_model(out);
+  const std::string saved = dir.file("b.json");
+  ASSERT_EQ(run_parity({"run", model, "--pluginref", "--onnx-outputs", "b", "--save-outputs", saved,
+                        "--input-shapes", "x:[2,4]"})
+                .exit_code,
+            0);
+  for (const char* backend : {"--pluginref", "--onnxrt"}) {
+    auto c =
+        run_parity({"run", out, backend, "--load-outputs", saved, "--input-shapes", "x:[2,4]"});
+    EXPECT_EQ(c.exit_code, 0) << backend << "\n" << c.output;
+  }
+  const std::string all = dir.file("all.onnx");
+  ASSERT_EQ(run_parity({"surgeon", "sanitize", model, "--outputs", "mark", "all",
+                        "--exclude-outputs", "y", "-o", all})
+                .exit_code,
+            0);
+  auto names =
+      run_python("import onnx\nprint([o.name for o in onnx.load('" + all + "').graph.output])\n");
+  EXPECT_NE(names.output.find("['a', 'b', 'c']"), std::string::npos) << names.output;
+  auto unknown = run_parity({"surgeon", "sanitize", model, "--outputs", "bb", "-o", all});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.output.find("did you mean 'b'?"), std::string::npos) << unknown.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonCli, FoldingAnOldIrVersionModelListsNewInitializersAsInputs) {
+  // Before IR version 4, ONNX's checker wants every initializer among the graph inputs, and
+  // such an initializer (w) is a weight, folded like any other.
+  TempDir dir;
+  const std::string model = dir.file("ir3.onnx"), out = dir.file("folded.onnx");
+  write_model_from_text(model, R"(
+    <ir_version: 3, opset_import: ["" : 8]>
+    g (float[3] x, float[3] w) => (float[3] y) <float[3] w = {-4, 5, -6}> {
+      k = Constant <value = float[3] {1, 2, 3}> ()
+      a = Abs (k)
+      b = Mul (a, w)
+      y = Add (x, b)
+    }
+  )");
+  ASSERT_EQ(run_parity({"surgeon", "sanitize", model, "--fold-constants", "-o", out}).exit_code, 0);
+  EXPECT_NE(check_model(out).find("checked 1 nodes"), std::string::npos) << check_model(out);
+  // w, read by nothing now, leaves with its initializer instead of becoming an input to feed.
+  auto inputs =
+      run_python("import onnx\nprint([i.name for i in onnx.load('" + out + "').graph.input])\n");
+  EXPECT_NE(inputs.output.find("['x', 'b']"), std::string::npos) << inputs.output;
+  expect_same_outputs(model, out, dir);
+}
+
+}  // namespace
+}  // namespace parity::testing

@@ -182,3 +182,31 @@ TEST(SurgeonFold, ReductionFeedingARangeFoldsWhenConstant) {
 
 }  // namespace
 }  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+TEST(SurgeonFold, GatherAndSliceOfAPartlyKnownShapeFoldWhatTheyPick) {
+  const auto original = named_model(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 3] x) => (float[N, 3] y, int64[1] sliced, int64 batch) <int64 one = {1}, int64 zero = {0}, int64[1] s1 = {1}, int64[1] s2 = {2}, int64[1] lead = {-1}> {
+      s = Shape (x)
+      d = Gather (s, one)
+      du = Unsqueeze (d, zero)
+      shape = Concat <axis = 0> (lead, du)
+      y = Reshape (x, shape)
+      sliced = Slice (s, s1, s2)
+      batch = Gather (s, zero)
+    }
+  )");
+  auto model = model_file(original);
+  surgeon::fold_constants(model);
+  // Everything that picks the known 3 folds (the graph output sliced into a Constant node);
+  // the Gather of 'N' needs the Shape at run time.
+  EXPECT_EQ(node_names(*model.proto),
+            (std::vector<std::string>{"Shape_0", "Reshape_4", "sliced_folded", "Gather_6"}));
+  expect_same_outputs(original, *model.proto, feed_of("x", {2, 3}, {1, 2, 3, 4, 5, 6}));
+}
+
+}  // namespace
+}  // namespace parity::testing

@@ -16,7 +16,7 @@ namespace parity::testing {
 // The names of the nodes of the top-level graph, in order.
 std::vector<std::string> node_names(const ::onnx::ModelProto& model);
 // Runs the model on a backend of the registry ("pluginref", "onnxrt") with `feed` and returns
-// the values of `names` (default: the graph outputs).
+// the values of `names` (default: the graph outputs, from a runner's infer()).
 TensorMap run_model(const ::onnx::ModelProto& model, const TensorMap& feed,
                     const std::string& backend = "pluginref",
                     const std::vector<std::string>& names = {});

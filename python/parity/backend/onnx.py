@@ -11,6 +11,7 @@ import os
 from parity import _parity, constants
 from parity.backend import _models
 from parity.backend.base import BaseLoader, invoke_if_callable
+from parity.common import TensorMetadata
 from parity.logger import G_LOGGER
 
 
@@ -180,14 +181,14 @@ class SaveOnnx(BaseLoader):
         model: A ModelProto, gs Graph, parity.Model, or a loader of one.
         path (str): Where to write the model.
         external_data_path (str): The external data file, relative to the model's folder ("":
-            onnx's default name); None keeps the data in the model, unless the model is over
-            protobuf's 2 GB limit, which then goes to "".
+            "<model file name>.data"); None keeps the data in the model, unless the model is
+            over protobuf's 2 GB limit, which then goes to "".
         size_threshold (int): Tensors of at least this many bytes go to external data
             (default 1024).
         all_tensors_to_one_file (bool): One data file for all tensors (default True).
 
-    As in Polygraphy, saving a ModelProto with external data changes it to refer to the
-    written data.
+    The ModelProto passed on is the one given, unchanged (under 2 GB; over it, onnx's helper
+    moves its weights out as Polygraphy's does).
     """
 
     def __init__(self, model, path, external_data_path=None, size_threshold=None,
@@ -202,26 +203,31 @@ class SaveOnnx(BaseLoader):
         return self.external_data_path is not None
 
     def _save_proto(self, model):
-        import onnx
-        from onnx.external_data_helper import convert_model_to_external_data
-
         G_LOGGER.info(f"Saving ONNX model to: {self.path}")
         location = self.external_data_path
-        if location is None and model.ByteSize() > _models._PROTOBUF_LIMIT:
-            location = ""
-            G_LOGGER.warning(
-                f"Model size ({model.ByteSize() // 1024.0 ** 2} MiB) exceeds protobuf size "
-                "threshold (2048 MiB). Will save weight data to an external file.\nTo control "
-                "the location of this file, use the `external_data_path` parameter or the "
-                "`--external-data-path` command-line option. "
-            )
-        if location is not None:
+        one_file = True if self.all_tensors_to_one_file is None else bool(
+            self.all_tensors_to_one_file)
+        threshold = -1 if self.size_threshold is None else int(self.size_threshold)
+        if model.ByteSize() > _models._PROTOBUF_LIMIT:
+            # Too big to cross into C++ serialized: onnx's own helper moves the weights out.
+            import onnx
+            from onnx.external_data_helper import convert_model_to_external_data
+
+            if location is None:
+                location = ""
+                G_LOGGER.warning(
+                    f"Model size ({model.ByteSize() // 1024.0 ** 2} MiB) exceeds protobuf size "
+                    "threshold (2048 MiB). Will save weight data to an external file.\nTo "
+                    "control the location of this file, use the `external_data_path` parameter "
+                    "or the `--external-data-path` command-line option. ")
             convert_model_to_external_data(
-                model, location=location or None,
-                all_tensors_to_one_file=(True if self.all_tensors_to_one_file is None
-                                         else bool(self.all_tensors_to_one_file)),
-                size_threshold=1024 if self.size_threshold is None else int(self.size_threshold))
-        onnx.save(model, self.path)
+                model, location=location or None, all_tensors_to_one_file=one_file,
+                size_threshold=1024 if threshold < 0 else threshold)
+            onnx.save(model, self.path)
+            return
+        # The one model writer of Parity (surgeon/save.h), as every tool that writes a model.
+        _parity.save_onnx_proto(model.SerializeToString(), "", self.path,
+                                None if location is None else str(location), threshold, one_file)
 
     def call_impl(self):
         model, _ = invoke_if_callable(self._model)
@@ -242,6 +248,117 @@ class SaveOnnx(BaseLoader):
             G_LOGGER.info(f"Saving ONNX model to: {self.path}")
             _parity.save_onnx(model, self.path)
         return model
+
+
+# The model tools below take what Polygraphy's take (an onnx.ModelProto, or a loader of one)
+# and also a parity.Model; they return the kind of model they were given.
+def _model_bytes(model):
+    if _models._is_graph(model):
+        return _models.proto_from_model(model).SerializeToString()
+    if isinstance(model, _parity.Model):
+        return _parity.bytes_from_onnx(model)
+    if isinstance(model, (bytes, bytearray)):
+        return bytes(model)
+    if hasattr(model, "SerializeToString"):
+        return model.SerializeToString()
+    raise TypeError(f"expected an onnx.ModelProto or a parity.Model, got {type(model).__name__}")
+
+
+def _external_data_dir(model):
+    if isinstance(model, _parity.Model) and model.path:
+        return os.path.dirname(model.path) or "."
+    return ""
+
+
+def _like(original, data):
+    if isinstance(original, _parity.Model):
+        return _parity.onnx_from_bytes(data, _external_data_dir(original), False)
+    import onnx
+
+    return onnx.load_model_from_string(data)
+
+
+def _metadata(meta):
+    if meta is None:
+        return TensorMetadata()
+    if isinstance(meta, TensorMetadata):
+        return meta
+    out = TensorMetadata()
+    for name, value in dict(meta).items():
+        dtype, shape = value if isinstance(value, (tuple, list)) else (value, None)
+        out.add(name, dtype, shape)
+    return out
+
+
+class FoldConstants(BaseLoader):
+    """Folds constants on Parity's reference backend (no ONNX Runtime): every node whose inputs
+    are all constant becomes an initializer holding exactly the value it computes."""
+
+    def __init__(self, model, num_passes=None, do_shape_inference=None, partitioning=None,
+                 fold_shapes=None, copy=None, error_ok=None, size_threshold=None,
+                 allow_onnxruntime_shape_inference=None):
+        self._model = model
+        self.num_passes = num_passes
+        self.do_shape_inference = True if do_shape_inference is None else do_shape_inference
+        self.partitioning = partitioning
+        self.fold_shapes = True if fold_shapes is None else fold_shapes
+        self.error_ok = True if error_ok is None else error_ok
+        self.size_threshold = size_threshold
+
+    def call_impl(self):
+        model, _ = invoke_if_callable(self._model)
+        data = _parity.fold_constants(
+            _model_bytes(model), _external_data_dir(model),
+            -1 if self.num_passes is None else int(self.num_passes), bool(self.fold_shapes),
+            -1 if self.size_threshold is None else int(self.size_threshold),
+            self.partitioning or "", bool(self.do_shape_inference), bool(self.error_ok))
+        return _like(model, data)
+
+
+class InferShapes(BaseLoader):
+    """Runs ONNX's shape inference (libonnx) on the model."""
+
+    def __init__(self, model, error_ok=None, external_data_dir=None, save_to_disk_threshold_bytes=None,
+                 allow_onnxruntime=None):
+        self._model = model
+        self.error_ok = True if error_ok is None else error_ok
+
+    def call_impl(self):
+        model, _ = invoke_if_callable(self._model)
+        return _like(model, _parity.infer_shapes(_model_bytes(model), bool(self.error_ok)))
+
+
+class ExtractSubgraph(BaseLoader):
+    """The subgraph between `input_metadata` and `output_metadata` (TensorMetadata, or dicts
+    of name -> (dtype, shape)); None keeps the model's own inputs or outputs."""
+
+    def __init__(self, model, input_metadata=None, output_metadata=None, check_meta=None):
+        self._model = model
+        self.input_metadata = input_metadata
+        self.output_metadata = output_metadata
+
+    def call_impl(self):
+        model, _ = invoke_if_callable(self._model)
+        data = _parity.extract_subgraph(
+            _model_bytes(model), _metadata(self.input_metadata), _metadata(self.output_metadata))
+        return _like(model, data)
+
+
+class SetUpperBound(BaseLoader):
+    """Bounds tensors with unbounded data-dependent shapes by a Min. `upper_bounds`: one bound
+    for every such tensor, or a dict of tensor name -> bound ("" for the others)."""
+
+    def __init__(self, model, upper_bounds, copy=None):
+        self._model = model
+        self.upper_bounds = upper_bounds
+
+    def call_impl(self):
+        model, _ = invoke_if_callable(self._model)
+        bounds = (dict(self.upper_bounds) if isinstance(self.upper_bounds, dict)
+                  else {"": self.upper_bounds})
+        data, _applied = _parity.set_upper_bound(
+            _model_bytes(model), {k: int(v) for k, v in bounds.items()})
+        return _like(model, data)
 
 
 def onnx_from_path(path, external_data_dir=None, ignore_external_data=None):
@@ -274,3 +391,24 @@ def onnx_from_gs(graph, do_type_check=True):
 def save_onnx(model, path, external_data_path=None, size_threshold=None,
               all_tensors_to_one_file=None):
     return SaveOnnx(model, path, external_data_path, size_threshold, all_tensors_to_one_file)()
+
+
+def fold_constants(model, num_passes=None, do_shape_inference=None, partitioning=None,
+                   fold_shapes=None, copy=None, error_ok=None, size_threshold=None,
+                   allow_onnxruntime_shape_inference=None):
+    return FoldConstants(model, num_passes, do_shape_inference, partitioning, fold_shapes, copy,
+                         error_ok, size_threshold, allow_onnxruntime_shape_inference)()
+
+
+def infer_shapes(model, error_ok=None, external_data_dir=None, save_to_disk_threshold_bytes=None,
+                 allow_onnxruntime=None):
+    return InferShapes(model, error_ok, external_data_dir, save_to_disk_threshold_bytes,
+                       allow_onnxruntime)()
+
+
+def extract_subgraph(model, input_metadata=None, output_metadata=None, check_meta=None):
+    return ExtractSubgraph(model, input_metadata, output_metadata, check_meta)()
+
+
+def set_upper_bound(model, upper_bounds, copy=None):
+    return SetUpperBound(model, upper_bounds, copy)()
