@@ -9,6 +9,7 @@
 #include "backend/plugins.h"
 #include "cli/inspect.h"
 #include "cli/run.h"
+#include "cli/tool_command.h"
 #include "core/error.h"
 #include "core/logger.h"
 #include "core/names.h"
@@ -159,6 +160,9 @@ int main(int argc, char** argv) {
   CLI::App* inspect_model = setup_inspect_model(*inspect, model_args);
   InspectDataArgs data_args;
   CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
+  // The model tools, each registered with its own flags and runner.
+  ToolCommands tools;
+  setup_check(app, tools);
 
   // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
   // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option
@@ -182,7 +186,11 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  const ToolCommand* tool = nullptr;
+  for (const ToolCommand& t : tools)
+    if (t.app->parsed()) tool = &t;
   const LoggingArgs* logging = run->parsed()             ? &run_args.logging
+                               : tool                    ? tool->logging
                                : inspect_model->parsed() ? &model_args.logging
                                                          : &data_args.logging;
   const std::string& command = invoked_command();
@@ -193,7 +201,7 @@ int main(int argc, char** argv) {
   // Polygraphy frames `run` alone with RUNNING and PASSED/FAILED lines, and not when the run
   // is only written as a script. PASSED is printed only for a passing RunVerdict (or a script
   // that ran the comparison and exited 0): comparator/verdict.h says how one is made.
-  const bool framed = run->parsed() && run_args.gen_script.empty();
+  const bool framed = (run->parsed() && run_args.gen_script.empty()) || (tool && tool->framed);
   int status = 0;
   bool passed = false;
   try {
@@ -210,6 +218,9 @@ int main(int argc, char** argv) {
         status = end.script_status.value_or(kExitFailed);
         passed = status == 0;
       }
+    } else if (tool) {
+      status = tool->run();
+      passed = status == 0;
     } else if (inspect_model->parsed()) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {
