@@ -163,6 +163,7 @@ int main(int argc, char** argv) {
   // The model tools, each registered with its own flags and runner.
   ToolCommands tools;
   setup_check(app, tools);
+  setup_convert(app, tools);
 
   // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
   // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option

@@ -36,5 +36,7 @@ inline CLI::App& command_group(CLI::App& app, const std::string& name,
 
 // `parity check lint`.
 void setup_check(CLI::App& app, ToolCommands& commands);
+// `parity convert` (ONNX to ONNX, --fp-to-fp16).
+void setup_convert(CLI::App& app, ToolCommands& commands);
 
 }  // namespace parity::cli

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <map>
 
-#include <google/protobuf/io/coded_stream.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -15,6 +14,7 @@
 #include "core/logger.h"
 #include "onnx/model_io.h"
 #include "surgeon/graph.h"
+#include "surgeon/model_file.h"
 #include "surgeon/types.h"
 
 namespace fs = std::filesystem;
@@ -230,12 +230,8 @@ LintReport lint_model(const std::string& path, const LintOptions& options) {
   LintReport report;
   const std::string absolute = fs::absolute(path).lexically_normal().string();
   logger().info("Loading model: {}", absolute);
-  const std::string bytes = read_regular_file(path, fmt::format("load model '{}'", path));
-  auto model = std::make_shared<::onnx::ModelProto>();
-  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                static_cast<int>(bytes.size()));
-  stream.SetTotalBytesLimit(INT_MAX);
-  if (!model->ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+  auto model = parse_model_proto(read_regular_file(path, fmt::format("load model '{}'", path)));
+  if (!model) {
     const std::string message = "Error parsing message with type 'onnx.ModelProto'";
     report.add(LintLevel::kException, LintSource::kOnnxLoader, message);
     logger().error("Invalid ONNX model given: {}", message);
@@ -251,11 +247,7 @@ LintReport lint_model(const std::string& path, const LintOptions& options) {
     report.add(LintLevel::kWarning, LintSource::kOnnxLoader, "ONNX model has no nodes");
     return report;
   }
-  std::string data_dir = options.external_data_dir;
-  if (data_dir.empty()) {
-    data_dir = fs::path(path).parent_path().string();
-    if (data_dir.empty()) data_dir = ".";
-  }
+  const std::string data_dir = external_data_dir_of(path, options.external_data_dir);
   ::onnx::GraphProto& graph = *model->mutable_graph();
   name_unnamed_nodes(graph);
   check_duplicate_names(graph, report);
