@@ -164,6 +164,9 @@ int main(int argc, char** argv) {
   ToolCommands tools;
   setup_check(app, tools);
   setup_convert(app, tools);
+  setup_data(app, tools);
+  setup_surgeon_weights(app, tools);
+  setup_inspect_sparsity(app, tools);
 
   // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
   // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option

@@ -50,6 +50,7 @@ int run_lint(const LintArgs& args) {
     logger().info("Saving linting report to {}", args.output);
     write_file_atomically(args.output, report_json(report), "linting report");
   }
+  if (!report.closing_error.empty()) logger().error("{}", report.closing_error);
   return report.status;
 }
 

@@ -38,5 +38,11 @@ inline CLI::App& command_group(CLI::App& app, const std::string& name,
 void setup_check(CLI::App& app, ToolCommands& commands);
 // `parity convert` (ONNX to ONNX, --fp-to-fp16).
 void setup_convert(CLI::App& app, ToolCommands& commands);
+// `parity data to-input`.
+void setup_data(CLI::App& app, ToolCommands& commands);
+// `parity surgeon prune`, `surgeon weight-strip`, `surgeon weight-reconstruct`.
+void setup_surgeon_weights(CLI::App& app, ToolCommands& commands);
+// `parity inspect sparsity`.
+void setup_inspect_sparsity(CLI::App& app, ToolCommands& commands);
 
 }  // namespace parity::cli

@@ -234,7 +234,7 @@ LintReport lint_model(const std::string& path, const LintOptions& options) {
   if (!model) {
     const std::string message = "Error parsing message with type 'onnx.ModelProto'";
     report.add(LintLevel::kException, LintSource::kOnnxLoader, message);
-    logger().error("Invalid ONNX model given: {}", message);
+    report.closing_error = "Invalid ONNX model given: " + message;
     report.status = 1;
     return report;
   }
