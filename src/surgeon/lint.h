@@ -36,6 +36,8 @@ struct LintReport {
   std::set<std::string> passing, failing;
   bool valid = true;  // no entry of level exception
   int status = 0;     // the exit status Polygraphy's lint returns for this report
+  // An error Polygraphy prints after saving the report ("Invalid ONNX model given: ..."), or "".
+  std::string closing_error;
 
   // Records a finding (printed as "LINT | Name: n, Op: op | message" at the level's severity)
   // or, with an empty message, that `node` passed.

@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include <onnx/onnx_pb.h>
+
 #include "support/onnx_text.h"
 #include "support/test_util.h"
 

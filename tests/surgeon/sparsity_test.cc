@@ -97,7 +97,8 @@ TEST(SurgeonWeightStrip, ReconstructedModelRunsAndSparseWeightsAreSparseAgain) {
   const auto sparse = surgeon::check_sparsity(model);
   EXPECT_EQ(sparse, (std::set<std::string>{"w_sparse"}));
   // Untouched initializers keep their values.
-  const auto original = initializers(load("weights.onnx"));
+  const auto original_model = load("weights.onnx");
+  const auto original = initializers(original_model);
   EXPECT_TRUE(value(*inits.at("idx")).equals(value(*original.at("idx"))));
   TensorMap feed;
   feed.set("x", Tensor(DataType::kFloat32, {2, 8}));

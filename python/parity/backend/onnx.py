@@ -61,6 +61,19 @@ class ModifyOutputs(BaseLoader):
         return _parity.modify_outputs(model, names, mark_all, list(self.exclude_outputs or []))
 
 
+class ConvertToFp16(BaseLoader):
+    """Converts the float tensors of the model to float16, keeping in float32 what must stay
+    there, with Casts between (Polygraphy's ConvertToFp16, keep_io_types=True). A converted copy
+    is returned; the model given is not changed."""
+
+    def __init__(self, model, copy=None):
+        self._model = model
+
+    def call_impl(self):
+        model, _ = invoke_if_callable(self._model)
+        return _parity.convert_to_fp16(model)
+
+
 class GraphFromOnnx(BaseLoader):
     """The graph the reference backend runs: Parity's IR is already a graph, so the model."""
 
@@ -103,6 +116,10 @@ def bytes_from_onnx(model):
 
 def modify_outputs(model, outputs=None, exclude_outputs=None, copy=None):
     return ModifyOutputs(model, outputs, exclude_outputs, copy)()
+
+
+def convert_to_fp16(model, copy=None):
+    return ConvertToFp16(model, copy)()
 
 
 def graph_from_onnx(model):

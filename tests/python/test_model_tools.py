@@ -1,0 +1,150 @@
+"""The model tools checked with Debian's python3-onnx and NumPy: convert --fp-to-fp16 (and
+ConvertToFp16), surgeon prune (a NumPy restatement of 2:4 pruning), weight-strip /
+weight-reconstruct (NumPy's RandomState.randn), check lint's JSON report."""
+import json
+import subprocess
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import PARITY_CLI, save_model, tensor
+from parity.backend.onnx import ConvertToFp16, OnnxFromPath, convert_to_fp16
+from parity.backend.pluginref import PluginRefRunner
+
+
+def run_cli(*args):
+    return subprocess.run([PARITY_CLI, *map(str, args)], capture_output=True, text=True)
+
+
+def mlp_model(path):
+    rng = np.random.RandomState(3)
+    w1 = rng.standard_normal((8, 16)).astype(np.float32)
+    w2 = rng.standard_normal((16, 4)).astype(np.float32)
+    b = np.array([1e-9, -2e5, 0.5, 3.0], np.float32)  # clamped to 1e-7 and -1e4
+    return save_model(
+        path,
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+            helper.make_node("Relu", ["h"], ["r"], name="relu"),
+            helper.make_node("MatMul", ["r", "w2"], ["m"], name="mm2"),
+            helper.make_node("Add", ["m", "b"], ["y"], name="add"),
+        ],
+        [tensor("x", TensorProto.FLOAT, [2, 8])],
+        [tensor("y", TensorProto.FLOAT, [2, 4])],
+        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"),
+         numpy_helper.from_array(b, "b")],
+        opsets=(("", 13),),
+    )
+
+
+def initializers(model):
+    return {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+
+
+def test_fp16_model_passes_the_checker_and_holds_numpy_s_float16_weights(tmp_path):
+    src = mlp_model(tmp_path / "m.onnx")
+    out = tmp_path / "h.onnx"
+    r = run_cli("convert", src, "--fp-to-fp16", "-o", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    model = onnx.load(str(out))
+    onnx.checker.check_model(model)
+    onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    before, after = initializers(onnx.load(src)), initializers(model)
+    for name in ("w1", "w2"):
+        assert after[name].dtype == np.float16
+        np.testing.assert_array_equal(after[name], before[name].astype(np.float16))
+    expected_b = np.array([1e-7, -1e4, 0.5, 3.0], np.float32).astype(np.float16)
+    np.testing.assert_array_equal(after["b"], expected_b)
+    # keep_io_types: float32 at the boundary, as Polygraphy's ConvertToFp16 asks.
+    assert model.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT
+    assert model.graph.output[0].type.tensor_type.elem_type == TensorProto.FLOAT
+
+
+def test_convert_to_fp16_loader_runs_close_to_the_numpy_result(tmp_path):
+    src = mlp_model(tmp_path / "m.onnx")
+    x = np.random.RandomState(0).uniform(-1, 1, (2, 8)).astype(np.float32)
+    w = initializers(onnx.load(src))
+    b = np.array([1e-7, -1e4, 0.5, 3.0], np.float32)  # what the clamped weights hold
+    expected = np.maximum(x @ w["w1"], 0) @ w["w2"] + b
+    loader = ConvertToFp16(OnnxFromPath(src))
+    with PluginRefRunner(loader) as runner:
+        y = runner.infer({"x": x})["y"]
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, expected, rtol=2e-2, atol=0.3)
+    # The immediately evaluated form, on an already loaded model.
+    converted = convert_to_fp16(OnnxFromPath(src)())
+    with PluginRefRunner(converted) as runner:
+        np.testing.assert_array_equal(runner.infer({"x": x})["y"], y)
+
+
+def prune_2_4(values, axis):
+    """NumPy restatement: along `axis`, zero the two smallest magnitudes of each group of 4."""
+    moved = np.moveaxis(values.copy(), axis, -1)
+    groups = moved.reshape(-1, 4)
+    order = np.argsort(np.abs(groups), axis=1, kind="stable")[:, :2]
+    np.put_along_axis(groups, order, 0, axis=1)
+    return np.moveaxis(groups.reshape(moved.shape), -1, axis)
+
+
+def test_prune_zeroes_the_two_smallest_of_every_four_along_the_reduced_axis(tmp_path):
+    src = mlp_model(tmp_path / "m.onnx")
+    out = tmp_path / "p.onnx"
+    r = run_cli("surgeon", "prune", src, "-o", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Found: 2 weight tensor(s) eligible for pruning." in r.stdout
+    before, after = initializers(onnx.load(src)), initializers(onnx.load(str(out)))
+    for name in ("w1", "w2"):  # MatMul's B: groups along axis 0
+        np.testing.assert_array_equal(after[name], prune_2_4(before[name], 0))
+    np.testing.assert_array_equal(after["b"], before["b"])
+    s = run_cli("inspect", "sparsity", out)
+    assert "Found sparse tensor: w1" in s.stdout and "Found sparse tensor: w2" in s.stdout
+
+
+def test_weight_strip_then_reconstruct_gives_numpy_randn_values(tmp_path):
+    src = mlp_model(tmp_path / "m.onnx")
+    stripped, rebuilt = tmp_path / "s.onnx", tmp_path / "r.onnx"
+    assert run_cli("surgeon", "weight-strip", src, "-o", stripped).returncode == 0
+    model = onnx.load(str(stripped))
+    onnx.checker.check_model(model)
+    assert model.doc_string == "TRT_WEIGHTLESS"
+    marks = {t.name: (t.doc_string, len(t.raw_data), list(t.dims)) for t in model.graph.initializer}
+    assert marks["w1"] == ("TRT_WEIGHTLESS/", 0, [8, 16])
+    assert marks["w2"] == ("TRT_WEIGHTLESS/", 0, [16, 4])
+    assert marks["b"][0] == ""  # Add is no pattern: kept
+    r = run_cli("surgeon", "weight-reconstruct", stripped, "-o", rebuilt)
+    assert r.returncode == 0, r.stdout + r.stderr
+    values = initializers(onnx.load(str(rebuilt)))
+    rs = np.random.RandomState(1)  # Parity seeds the proxies (Polygraphy leaves them unseeded)
+    np.testing.assert_array_equal(values["w1"], rs.randn(8, 16).astype(np.float32))
+    np.testing.assert_array_equal(values["w2"], rs.randn(16, 4).astype(np.float32))
+    run = run_cli("run", rebuilt, "--pluginref", "--onnxrt")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_lint_report_follows_polygraphy_s_schema(tmp_path):
+    src = save_model(
+        tmp_path / "m.onnx",
+        [
+            helper.make_node("MatMul", ["a", "w"], ["m"], name="MatMul_3"),
+            helper.make_node("Relu", ["m"], ["y"], name="relu"),
+            helper.make_node("Neg", ["unused"], ["n"], name="neg"),
+        ],
+        [tensor("a", TensorProto.FLOAT, [2, 3]), tensor("unused", TensorProto.FLOAT, [2])],
+        [tensor("y", TensorProto.FLOAT, [2, 4])],
+        [numpy_helper.from_array(np.ones((5, 4), np.float32), "w")],
+        opsets=(("", 13),),
+    )
+    report_path = tmp_path / "r.json"
+    r = run_cli("check", "lint", src, "-o", report_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "[E] LINT | Name: MatMul_3, Op: MatMul | " in r.stdout
+    assert "[W] LINT | Input: 'unused' does not affect outputs, can be removed." in r.stdout
+    report = json.loads(report_path.read_text())
+    assert list(report) == ["summary", "lint_entries"]
+    assert report["summary"]["failing"] == ["MatMul_3"]
+    assert "relu" not in report["summary"]["passing"]  # depends on the failing node: not run
+    levels = [(e["level"], e["source"], e.get("nodes")) for e in report["lint_entries"]]
+    assert levels[0] == ("exception", "pluginref", ["MatMul_3"])
+    assert ("warning", "onnx_graphsurgeon", None) in levels
+    assert ("warning", "onnx_graphsurgeon", ["neg"]) in levels
