@@ -153,3 +153,28 @@ def test_lint_report_follows_polygraphy_s_schema(tmp_path):
     assert levels[0] == ("exception", "pluginref", ["MatMul_3"])
     assert ("warning", "onnx_graphsurgeon", None) in levels
     assert ("warning", "onnx_graphsurgeon", ["neg"]) in levels
+
+
+def test_tools_read_external_data_and_write_models_that_load(tmp_path):
+    """A model whose weights live in an external file: converted and pruned models elsewhere."""
+    src_dir = tmp_path / "src"
+    src_dir.mkdir()
+    model = onnx.load(mlp_model(tmp_path / "inline.onnx"))
+    src = src_dir / "m.onnx"
+    onnx.save_model(model, str(src), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.data", size_threshold=0)
+    before = initializers(onnx.load(str(tmp_path / "inline.onnx")))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    r = run_cli("convert", src, "--fp-to-fp16", "-o", out_dir / "h.onnx")
+    assert r.returncode == 0, r.stdout + r.stderr
+    half = onnx.load(str(out_dir / "h.onnx"))
+    onnx.checker.check_model(half)
+    np.testing.assert_array_equal(initializers(half)["w1"], before["w1"].astype(np.float16))
+    r = run_cli("surgeon", "prune", src, "-o", out_dir / "p.onnx")
+    assert r.returncode == 0, r.stdout + r.stderr
+    pruned = initializers(onnx.load(str(out_dir / "p.onnx")))
+    np.testing.assert_array_equal(pruned["w2"], prune_2_4(before["w2"], 0))
+    assert (src_dir / "weights.data").exists()  # the input is left as it was
+    run = run_cli("run", out_dir / "h.onnx", "--pluginref", "--onnxrt", "--atol", "1e-2", "--rtol", "1e-2")
+    assert run.returncode == 0, run.stdout + run.stderr

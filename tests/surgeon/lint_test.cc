@@ -160,5 +160,23 @@ TEST(SurgeonLint, AModelWithoutNodesIsAWarning) {
   EXPECT_EQ(l.report.entries[0].message, "ONNX model has no nodes");
 }
 
+TEST(SurgeonLint, NodeByNodeRunsAnIfWhoseBranchesReadOuterValues) {
+  // The MatMul fails, so the model is linted node by node; the If reads `a` from inside its
+  // branches, which the one-node model must be given.
+  const Linted l = lint_text(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2, 3] A, bool c) => (float[2, 4] M, float[2, 3] y) <float[5, 4] W = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20}> {
+      M = MatMul (A, W)
+      a = Relu (A)
+      y = If (c) <
+        then_branch = t () => (float[2, 3] o) { o = Neg (a) },
+        else_branch = e () => (float[2, 3] o) { o = Abs (a) }>
+    }
+  )");
+  EXPECT_EQ(l.report.status, 1);
+  EXPECT_EQ(l.report.failing, (std::set<std::string>{"polygraphy_unnamed_node_0"}));
+  EXPECT_TRUE(l.report.passing.count("polygraphy_unnamed_node_2")) << l.log;
+}
+
 }  // namespace
 }  // namespace parity::testing
