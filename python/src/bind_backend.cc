@@ -5,7 +5,6 @@
 #include "backend/ref/runner.h"
 #include "onnx/model_io.h"
 #include "py_util.h"
-#include "surgeon/fp16.h"
 
 namespace parity::python {
 
@@ -89,21 +88,6 @@ void bind_backend(py::module_& m) {
         return onnx_io::modify_outputs(*model, outputs, mark_all, exclude);
       },
       py::arg("model"), py::arg("outputs"), py::arg("mark_all"), py::arg("exclude"));
-  m.def(
-      "convert_to_fp16",
-      [](const ModelPtr& model) {
-        py::gil_scoped_release nogil;
-        if (!model->proto) fail("failed to convert a model to float16: it has no protobuf");
-        auto proto = std::make_shared<::onnx::ModelProto>(*model->proto);
-        surgeon::Fp16Options options;
-        options.external_data_dir =
-            model->external_data_dir.empty() ? "." : model->external_data_dir;
-        surgeon::convert_to_fp16(*proto, options);
-        ModelPtr converted = onnx_io::model_from_proto(proto, {}, options.external_data_dir);
-        converted->path = model->path;
-        return converted;
-      },
-      py::arg("model"));
   m.def("save_onnx", [](const ModelPtr& model, const std::string& path) {
     py::gil_scoped_release nogil;
     onnx_io::save_model(*model, path);

@@ -30,4 +30,5 @@ PYBIND11_MODULE(_parity, m) {
   bind_comparator(m);
   bind_python_ops(m);
   bind_layerwise(m);
+  bind_surgeon(m);
 }

@@ -108,5 +108,6 @@ void bind_results(py::module_& m);
 void bind_comparator(py::module_& m);
 void bind_python_ops(py::module_& m);
 void bind_layerwise(py::module_& m);
+void bind_surgeon(py::module_& m);
 
 }  // namespace parity::python

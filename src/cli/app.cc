@@ -9,6 +9,7 @@
 #include "backend/plugins.h"
 #include "cli/inspect.h"
 #include "cli/run.h"
+#include "cli/surgeon.h"
 #include "cli/tool_command.h"
 #include "core/error.h"
 #include "core/logger.h"
@@ -160,7 +161,10 @@ int main(int argc, char** argv) {
   CLI::App* inspect_model = setup_inspect_model(*inspect, model_args);
   InspectDataArgs data_args;
   CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
-  // The model tools, each registered with its own flags and runner.
+  SurgeonArgs surgeon_args;
+  CLI::App* surgeon = setup_surgeon(app, surgeon_args);
+  // The model tools, each registered with its own flags and runner (surgeon's weight tools
+  // join the `surgeon` group made above; the tool is found before the group's own dispatch).
   ToolCommands tools;
   setup_check(app, tools);
   setup_convert(app, tools);
@@ -196,16 +200,20 @@ int main(int argc, char** argv) {
   const LoggingArgs* logging = run->parsed()             ? &run_args.logging
                                : tool                    ? tool->logging
                                : inspect_model->parsed() ? &model_args.logging
+                               : surgeon->parsed()       ? surgeon_args.logging()
                                                          : &data_args.logging;
   const std::string& command = invoked_command();
   auto start = std::chrono::steady_clock::now();
   auto runtime = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  // Polygraphy frames `run` alone with RUNNING and PASSED/FAILED lines, and not when the run
-  // is only written as a script. PASSED is printed only for a passing RunVerdict (or a script
-  // that ran the comparison and exited 0): comparator/verdict.h says how one is made.
-  const bool framed = (run->parsed() && run_args.gen_script.empty()) || (tool && tool->framed);
+  // Polygraphy frames `run`, the `surgeon` tools and the model tools it marks so (lint, prune,
+  // inspect sparsity, ...) with RUNNING and PASSED/FAILED lines, and not a run that is only
+  // written as a script. For `run`, PASSED is printed only for a passing RunVerdict (or a
+  // script that ran the comparison and exited 0): comparator/verdict.h says how one is made;
+  // a surgeon tool passes when it wrote its model.
+  const bool framed =
+      (run->parsed() && run_args.gen_script.empty()) || (tool ? tool->framed : surgeon->parsed());
   int status = 0;
   bool passed = false;
   try {
@@ -229,6 +237,9 @@ int main(int argc, char** argv) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {
       status = run_inspect_data(data_args);
+    } else if (surgeon->parsed()) {
+      status = run_surgeon(surgeon_args);
+      passed = status == 0;
     }
   } catch (const UsageError& e) {
     logger().log(Severity::kCritical, e.what());

@@ -3,8 +3,10 @@
 #include <memory>
 
 #include "cli/model_args.h"
+#include "cli/save_onnx_args.h"
 #include "cli/tool_command.h"
 #include "core/error.h"
+#include "core/logger.h"
 #include "surgeon/fp16.h"
 #include "surgeon/model_file.h"
 
@@ -15,7 +17,7 @@ namespace {
 struct ConvertArgs {
   LoggingArgs logging;
   ModelArgs model;
-  std::string output;
+  SaveOnnxArgs save;  // -o and the external data flags
   std::string convert_to;
   bool fp_to_fp16 = false;
 };
@@ -26,15 +28,16 @@ int run_convert(const ConvertArgs& args) {
         "failed to parse --convert-to with value '{}': Parity converts ONNX models to ONNX only; "
         "valid choices are: onnx",
         args.convert_to);
-  const std::string data_dir =
-      surgeon::external_data_dir_of(args.model.model_file, args.model.external_data_dir);
-  auto model = surgeon::load_model_proto(args.model.model_file);
+  (void)args.save.options(args.model.model_file);  // malformed saving flags fail first
+  logger().info("Loading model: {}", args.model.path());
+  surgeon::ModelFile model =
+      surgeon::load_model_file(args.model.model_file, args.model.external_data_dir);
   if (args.fp_to_fp16) {
     surgeon::Fp16Options options;
-    options.external_data_dir = data_dir;
-    surgeon::convert_to_fp16(*model, options);
+    options.external_data_dir = model.external_data_dir;
+    surgeon::convert_to_fp16(*model.proto, options);
   }
-  surgeon::save_model_proto(model, args.output, data_dir);
+  args.save.save(model, args.model.model_file);
   return 0;
 }
 
@@ -45,7 +48,7 @@ void setup_convert(CLI::App& app, ToolCommands& commands) {
   CLI::App* sub = app.add_subcommand("convert", "Convert ONNX models to other ONNX models.");
   add_logging_args(*sub, args->logging);
   add_model_args(*sub, args->model, /*with_outputs=*/false);
-  sub->add_option("-o,--output", args->output, "Path to save the converted model")->required();
+  add_save_onnx_args(*sub, args->save);
   sub->add_option("--convert-to", args->convert_to, "The type of model to convert to (only onnx)");
   sub->add_flag("--fp-to-fp16", args->fp_to_fp16,
                 "Convert all floating point tensors in an ONNX model to 16-bit precision, keeping "

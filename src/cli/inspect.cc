@@ -13,6 +13,9 @@
 #include "io/json.h"
 #include "onnx/describe.h"
 #include "onnx/loaders.h"
+#include "surgeon/model_file.h"
+#include "surgeon/shape_inference.h"
+#include "surgeon/upper_bound.h"
 
 namespace parity::cli {
 
@@ -24,6 +27,13 @@ CLI::App* setup_inspect_model(CLI::App& inspect, InspectModelArgs& args) {
                   "What to show: layers (each node), attrs (node attributes; needs layers), "
                   "weights (initializer values)")
       ->check(CLI::IsMember({"layers", "attrs", "weights"}));
+  sub->add_flag("--shape-inference,--do-shape-inference", args.shape_inference,
+                "Enable ONNX shape inference when loading the model")
+      ->group("ONNX Shape Inference");
+  sub->add_flag("--list-unbounded-dds", args.list_unbounded_dds,
+                "List all tensors with unbounded Data-Dependent Shapes (DDS). Note that listing "
+                "unbounded DDS only works for models that have been constant folded and have "
+                "shapes inferred");
   return sub;
 }
 
@@ -40,7 +50,20 @@ CLI::App* setup_inspect_data(CLI::App& inspect, InspectDataArgs& args) {
 }
 
 int run_inspect_model(const InspectModelArgs& args) {
-  ModelPtr model = args.model.loader()();
+  // With shape inference (or the DDS listing, which reads the graph's protobuf), the model is
+  // loaded as a protobuf first, inferred, and then turned into the IR that is described.
+  std::optional<surgeon::ModelFile> file;
+  ModelPtr model;
+  if (args.shape_inference || args.list_unbounded_dds) {
+    logger().info("Loading model: {}", args.model.path());
+    file = surgeon::load_model_file(args.model.model_file, args.model.external_data_dir);
+    if (args.shape_inference) surgeon::infer_shapes(*file->proto);
+    model =
+        onnx_io::model_from_proto(file->proto, args.model.load_options(), file->external_data_dir);
+    model->path = args.model.path();
+  } else {
+    model = args.model.loader()();
+  }
   onnx_io::DescribeOptions options;
   auto shows = [&](const char* what) {
     return std::find(args.show.begin(), args.show.end(), what) != args.show.end();
@@ -52,6 +75,11 @@ int run_inspect_model(const InspectModelArgs& args) {
   if (options.attrs && !options.layers)
     logger().warning("--show attrs has no effect without --show layers");
   logger().info("==== ONNX Model ====\n{}", onnx_io::describe_model(*model, options));
+  if (args.list_unbounded_dds) {
+    ::onnx::GraphProto& graph = *file->proto->mutable_graph();
+    const std::vector<std::string> found = surgeon::unbounded_dds_tensors(graph);
+    logger().info("Found tensors with unbounded DDS: {}", surgeon::unbounded_dds_str(graph, found));
+  }
   return 0;
 }
 

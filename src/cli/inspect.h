@@ -14,7 +14,9 @@ namespace parity::cli {
 struct InspectModelArgs {
   LoggingArgs logging;
   ModelArgs model;
-  std::vector<std::string> show;  // layers, attrs, weights
+  std::vector<std::string> show;    // layers, attrs, weights
+  bool shape_inference = false;     // ONNX shape inference before describing
+  bool list_unbounded_dds = false;  // the tensors that make data-dependent shapes unbounded
 };
 
 struct InspectDataArgs {

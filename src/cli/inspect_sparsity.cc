@@ -4,6 +4,7 @@
 
 #include "cli/model_args.h"
 #include "cli/tool_command.h"
+#include "core/logger.h"
 #include "surgeon/model_file.h"
 #include "surgeon/sparsity.h"
 
@@ -17,9 +18,10 @@ struct SparsityArgs {
 };
 
 int run_inspect_sparsity(const SparsityArgs& args) {
-  auto model = surgeon::load_model_proto(args.model.model_file);
-  surgeon::check_sparsity(
-      *model, surgeon::external_data_dir_of(args.model.model_file, args.model.external_data_dir));
+  logger().info("Loading model: {}", args.model.path());
+  const surgeon::ModelFile model =
+      surgeon::load_model_file(args.model.model_file, args.model.external_data_dir);
+  surgeon::check_sparsity(*model.proto, model.external_data_dir);
   return 0;
 }
 

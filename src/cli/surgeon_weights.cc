@@ -4,11 +4,10 @@
 #include <cctype>
 #include <memory>
 
-#include "cli/model_args.h"
+#include "cli/surgeon.h"
 #include "cli/tool_command.h"
 #include "core/error.h"
 #include "core/file_util.h"
-#include "surgeon/model_file.h"
 #include "surgeon/sparsity.h"
 #include "surgeon/weight_strip.h"
 
@@ -17,9 +16,7 @@ namespace parity::cli {
 namespace {
 
 struct WeightToolArgs {
-  LoggingArgs logging;
-  ModelArgs model;
-  std::string output;
+  SurgeonModelArgs model;    // logging, the model, the saving flags (-o, --save-external-data)
   std::string exclude_list;  // weight-strip only
 };
 
@@ -44,21 +41,20 @@ std::set<std::string> read_exclude_list(const std::string& path) {
 
 int run_weight_tool(WeightTool tool, const WeightToolArgs& args) {
   const std::set<std::string> exclude = read_exclude_list(args.exclude_list);
-  const std::string data_dir =
-      surgeon::external_data_dir_of(args.model.model_file, args.model.external_data_dir);
-  auto model = surgeon::load_model_proto(args.model.model_file);
+  (void)args.model.save.options(args.model.model_file);  // malformed saving flags fail first
+  surgeon::ModelFile model = args.model.load();
   switch (tool) {
     case WeightTool::kPrune:
-      surgeon::prune_to_2_4(*model, data_dir);
+      surgeon::prune_to_2_4(*model.proto, model.external_data_dir);
       break;
     case WeightTool::kStrip:
-      surgeon::strip_weights(*model, exclude, data_dir);
+      surgeon::strip_weights(*model.proto, exclude, model.external_data_dir);
       break;
     case WeightTool::kReconstruct:
-      surgeon::reconstruct_weights(*model);
+      surgeon::reconstruct_weights(*model.proto);
       break;
   }
-  surgeon::save_model_proto(model, args.output, data_dir);
+  args.model.save_model(model);
   return 0;
 }
 
@@ -66,14 +62,12 @@ void add_weight_tool(CLI::App& surgeon, ToolCommands& commands, WeightTool tool,
                      const char* help) {
   auto args = std::make_shared<WeightToolArgs>();
   CLI::App* sub = surgeon.add_subcommand(name, help);
-  add_logging_args(*sub, args->logging);
-  add_model_args(*sub, args->model, /*with_outputs=*/false);
-  sub->add_option("-o,--output", args->output, "Path to save the model")->required();
+  add_surgeon_model_args(*sub, args->model);
   if (tool == WeightTool::kStrip)
     sub->add_option("--exclude-list", args->exclude_list,
                     "Path to text file containing a list of initializers to skip");
   commands.push_back(
-      {sub, &args->logging, true, [tool, args] { return run_weight_tool(tool, *args); }});
+      {sub, &args->model.logging, true, [tool, args] { return run_weight_tool(tool, *args); }});
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ std::string names_str(const std::vector<TensorSpec>& specs) {
     }
     if (!dtype && known->tensor_type().elem_type() != 0)
       dtype = static_cast<DataType>(known->tensor_type().elem_type());
-    if (!shape && is_input) shape = dims_of(*known);
+    if (!shape) shape = dims_of(*known);
   } else if (const ::onnx::TensorProto* init = find_initializer(graph, spec.name)) {
     if (!dtype) dtype = static_cast<DataType>(init->data_type());
     if (!shape && is_input) shape = DimList(init->dims().begin(), init->dims().end());
@@ -51,20 +51,10 @@ std::string names_str(const std::vector<TensorSpec>& specs) {
   return tensor_type(*dtype, shape);
 }
 
-}  // namespace
-
-void extract_subgraph(::onnx::GraphProto& graph, const ExtractOptions& options) {
-  const GraphIndex index(graph);
+// Every name must be a tensor of the graph, given once.
+void check_names(const ::onnx::GraphProto& graph, const GraphIndex& index,
+                 const ExtractOptions& options) {
   const std::vector<std::string> names = index.tensor_names();
-  std::vector<TensorSpec> inputs = options.inputs, outputs = options.outputs;
-  if (inputs.empty())
-    for (const auto& in : graph.input())
-      if (!index.is_initializer(in.name())) inputs.push_back({in.name(), {}, {}});
-  if (outputs.empty())
-    for (const auto& out : graph.output()) outputs.push_back({out.name(), {}, {}});
-  if (outputs.empty())
-    fail("failed to extract a subgraph of '{}': it has no outputs", graph.name());
-
   auto check = [&](const std::vector<TensorSpec>& specs, const char* what) {
     std::set<std::string> seen;
     for (const auto& s : specs) {
@@ -76,8 +66,24 @@ void extract_subgraph(::onnx::GraphProto& graph, const ExtractOptions& options) 
              what, s.name);
     }
   };
-  check(inputs, "input");
-  check(outputs, "output");
+  check(options.inputs, "input");
+  check(options.outputs, "output");
+}
+
+}  // namespace
+
+void extract_subgraph(::onnx::GraphProto& graph, const ExtractOptions& options) {
+  const GraphIndex index(graph);
+  std::vector<TensorSpec> inputs = options.inputs, outputs = options.outputs;
+  if (inputs.empty())
+    for (const auto& in : graph.input())
+      if (!index.is_initializer(in.name())) inputs.push_back({in.name(), {}, {}});
+  if (outputs.empty())
+    for (const auto& out : graph.output()) outputs.push_back({out.name(), {}, {}});
+  if (outputs.empty())
+    fail("failed to extract a subgraph of '{}': it has no outputs", graph.name());
+
+  check_names(graph, index, {inputs, outputs});
   std::set<std::string> input_set;
   for (const auto& s : inputs) input_set.insert(s.name);
 
@@ -161,6 +167,33 @@ void extract_subgraph(::onnx::GraphProto& graph, const ExtractOptions& options) 
                              [&](const ::onnx::ValueInfoProto& v) { return io.count(v.name()); }),
               info->end());
   cleanup(graph);
+}
+
+TensorMetadata missing_metadata(const ::onnx::GraphProto& graph, const ExtractOptions& options) {
+  check_names(graph, GraphIndex(graph), options);
+  TensorMetadata missing;
+  auto recorded = [&](const std::string& name) {
+    std::pair<std::optional<DataType>, std::optional<DimList>> known;
+    if (const ::onnx::TypeProto* t = find_type(graph, name)) {
+      known = {dtype_of(*t), dims_of(*t)};
+    } else if (const ::onnx::TensorProto* init = find_initializer(graph, name)) {
+      known = {static_cast<DataType>(init->data_type()),
+               DimList(init->dims().begin(), init->dims().end())};
+    }
+    return known;
+  };
+  for (const auto& s : options.inputs) {
+    auto [dtype, shape] = recorded(s.name);
+    dtype = s.dtype ? s.dtype : dtype;
+    shape = s.shape ? s.shape : shape;
+    if (!dtype || !shape) missing.add(s.name, dtype, shape);
+  }
+  for (const auto& s : options.outputs) {
+    auto [dtype, shape] = recorded(s.name);
+    dtype = s.dtype ? s.dtype : dtype;
+    if (!dtype) missing.add(s.name, dtype, shape);
+  }
+  return missing;
 }
 
 void extract_subgraph(::onnx::ModelProto& model, const ExtractOptions& options) {

@@ -36,6 +36,10 @@ struct ExtractOptions {
 //   - an input or output whose dtype is neither given nor recorded in the model.
 void extract_subgraph(::onnx::ModelProto& model, const ExtractOptions& options);
 
+// The inputs and outputs of `options` whose dtype (or, for inputs, shape) is neither given nor
+// recorded in the graph, with what is known of them: what shape inference must find.
+TensorMetadata missing_metadata(const ::onnx::GraphProto& graph, const ExtractOptions& options);
+
 // The same on a GraphProto (the top-level graph of a model, or any graph).
 void extract_subgraph(::onnx::GraphProto& graph, const ExtractOptions& options);
 

@@ -94,7 +94,8 @@ std::vector<std::string> GraphIndex::tensor_names() const {
 
 std::string node_label(const ::onnx::GraphProto& graph, int node) {
   const auto& n = graph.node(node);
-  if (n.name().empty()) return fmt::format("#{} ({})", node, n.op_type());
+  // An unnamed node is called what Parity's loader calls it: "<op_type>_<index>".
+  if (n.name().empty()) return fmt::format("'{}_{}' ({})", n.op_type(), node, n.op_type());
   return fmt::format("'{}' ({})", n.name(), n.op_type());
 }
 

@@ -45,7 +45,8 @@ class GraphIndex {
   std::set<std::string> initializers_, inputs_, names_;
 };
 
-// "'mul0' (Mul)": how messages name a node (its index when it has no name).
+// "'mul0' (Mul)": how messages name a node ("'Mul_2' (Mul)" when it has no name, as Parity's
+// loader names it).
 std::string node_label(const ::onnx::GraphProto& graph, int node);
 
 // The type the graph records for `name` (input, output or value_info); nullptr if none.

@@ -8,13 +8,14 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include "backend/registry.h"
 #include "comparator/data_loader.h"
 #include "core/file_util.h"
 #include "core/logger.h"
 #include "onnx/model_io.h"
 #include "surgeon/graph.h"
-#include "surgeon/model_file.h"
 #include "surgeon/types.h"
 
 namespace fs = std::filesystem;
@@ -75,6 +76,17 @@ void LintReport::add(LintLevel level, LintSource source, const std::string& mess
 }
 
 namespace {
+
+// The model in `bytes` as the file holds it (no checks: what is wrong is for the report), or
+// nullptr when they are no ModelProto.
+std::shared_ptr<::onnx::ModelProto> parse_model(const std::string& bytes) {
+  auto model = std::make_shared<::onnx::ModelProto>();
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
+  stream.SetTotalBytesLimit(INT_MAX);
+  if (!model->ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) return nullptr;
+  return model;
+}
 
 // The graph inputs that are not initializers: what the data loader generates.
 TensorMetadata graph_input_metadata(const ::onnx::GraphProto& graph) {
@@ -230,7 +242,7 @@ LintReport lint_model(const std::string& path, const LintOptions& options) {
   LintReport report;
   const std::string absolute = fs::absolute(path).lexically_normal().string();
   logger().info("Loading model: {}", absolute);
-  auto model = parse_model_proto(read_regular_file(path, fmt::format("load model '{}'", path)));
+  auto model = parse_model(read_regular_file(path, fmt::format("load model '{}'", path)));
   if (!model) {
     const std::string message = "Error parsing message with type 'onnx.ModelProto'";
     report.add(LintLevel::kException, LintSource::kOnnxLoader, message);
@@ -247,7 +259,9 @@ LintReport lint_model(const std::string& path, const LintOptions& options) {
     report.add(LintLevel::kWarning, LintSource::kOnnxLoader, "ONNX model has no nodes");
     return report;
   }
-  const std::string data_dir = external_data_dir_of(path, options.external_data_dir);
+  std::string data_dir = options.external_data_dir;
+  if (data_dir.empty()) data_dir = fs::path(path).parent_path().string();
+  if (data_dir.empty()) data_dir = ".";
   ::onnx::GraphProto& graph = *model->mutable_graph();
   name_unnamed_nodes(graph);
   check_duplicate_names(graph, report);

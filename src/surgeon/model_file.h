@@ -1,7 +1,6 @@
-// Reading and writing the protobuf of a model for the model tools (convert, check lint, prune,
-// weight-strip, weight-reconstruct, inspect sparsity). The tools edit the ModelProto in place,
-// so a model is parsed as it is in the file (no IR, no checks that would refuse what a tool is
-// meant to report), and written through save_model_proto alone.
+// The model a surgeon tool works on: the parsed protobuf and where its external data lives.
+// Loading parses the file straight into the message (no second copy of embedded weights) and
+// leaves external data in its files, to be mapped when a tensor is read.
 #pragma once
 
 #include <memory>
@@ -9,21 +8,28 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "core/tensor.h"
+#include "onnx/external_data.h"
+
 namespace parity::surgeon {
 
-// The model in `bytes`, or nullptr when they are no ModelProto.
-std::shared_ptr<::onnx::ModelProto> parse_model_proto(const std::string& bytes);
-// The model at `path` ("Loading model: <absolute path>" as Polygraphy logs it); Error when the
-// file cannot be read or is no ONNX model.
-std::shared_ptr<::onnx::ModelProto> load_model_proto(const std::string& path);
+struct ModelFile {
+  std::shared_ptr<::onnx::ModelProto> proto;
+  std::string path;               // the file it came from ("" when made in memory)
+  std::string external_data_dir;  // what external data locations are relative to
+};
 
-// Writes the model to `path` ("Saving ONNX model to: <path>"). External data that the model
-// still references is read from `external_data_dir` and kept valid beside `path`.
-void save_model_proto(const std::shared_ptr<::onnx::ModelProto>& model, const std::string& path,
-                      const std::string& external_data_dir = ".");
+// Reads `path`; `external_data_dir` empty means the model's own folder. Errors (missing or
+// corrupt file, a header ONNX refuses) are parity::Error with the path.
+ModelFile load_model_file(const std::string& path, const std::string& external_data_dir = "");
 
-// The folder external data of the model at `path` is relative to: `given` when not empty,
-// else the model's folder.
-std::string external_data_dir_of(const std::string& path, const std::string& given);
+// Polygraphy's str_from_onnx without layers: "Name: g | ONNX Opset: 17", the graph inputs and
+// outputs with their metadata, the counts of initializers and nodes.
+std::string model_summary(const ::onnx::ModelProto& model);
+
+// The value of a tensor proto (raw or typed fields; external data mapped through `store`).
+Tensor tensor_value(const ::onnx::TensorProto& proto, onnx_io::ExternalDataStore& store);
+// A tensor proto holding `value` in raw_data (string tensors in string_data).
+::onnx::TensorProto tensor_proto(const std::string& name, const Tensor& value);
 
 }  // namespace parity::surgeon

@@ -14,22 +14,26 @@ bool has(const CommandResult& r, const std::string& s) {
 TEST(CliUsage, AnUnknownSubcommandIsAnInvalidChoice) {
   CommandResult r = run_parity({"rnu"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(has(r,
-                  "argument subcommand: invalid choice: 'rnu' (choose from 'run', 'inspect'); "
-                  "did you mean 'run'?"))
+  EXPECT_TRUE(
+      has(r,
+          "argument subcommand: invalid choice: 'rnu' (choose from 'run', 'inspect', 'surgeon', "
+          "'check', 'convert', 'data'); did you mean 'run'?"))
       << r.output;
   EXPECT_TRUE(has(r, "--help' for usage.")) << r.output;
   EXPECT_FALSE(has(r, "rnu --help")) << r.output;
   CommandResult inner = run_parity({"inspect", "modl", "x.onnx"});
   EXPECT_EQ(inner.exit_code, 2) << inner.output;
   EXPECT_TRUE(has(inner,
-                  "invalid choice: 'modl' (choose from 'model', 'data'); did you mean "
+                  "invalid choice: 'modl' (choose from 'model', 'data', 'sparsity'); did you mean "
                   "'model'?"))
       << inner.output;
   EXPECT_TRUE(has(inner, " inspect --help' for usage.")) << inner.output;
   CommandResult none = run_parity({});
   EXPECT_EQ(none.exit_code, 2) << none.output;
-  EXPECT_TRUE(has(none, "a subcommand is required (choose from 'run', 'inspect')")) << none.output;
+  EXPECT_TRUE(has(none,
+                  "a subcommand is required (choose from 'run', 'inspect', 'surgeon', 'check', "
+                  "'convert', 'data')"))
+      << none.output;
 }
 
 TEST(CliUsage, AnUnknownFlagGetsTheNearestOne) {

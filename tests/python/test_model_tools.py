@@ -73,10 +73,14 @@ def test_convert_to_fp16_loader_runs_close_to_the_numpy_result(tmp_path):
         y = runner.infer({"x": x})["y"]
     assert y.dtype == np.float32
     np.testing.assert_allclose(y, expected, rtol=2e-2, atol=0.3)
-    # The immediately evaluated form, on an already loaded model.
+    # The immediately evaluated form, on an already loaded model and on an onnx.ModelProto.
     converted = convert_to_fp16(OnnxFromPath(src)())
     with PluginRefRunner(converted) as runner:
         np.testing.assert_array_equal(runner.infer({"x": x})["y"], y)
+    proto = convert_to_fp16(onnx.load(src))
+    assert isinstance(proto, onnx.ModelProto)
+    onnx.checker.check_model(proto)
+    np.testing.assert_array_equal(initializers(proto)["w1"], w["w1"].astype(np.float16))
 
 
 def prune_2_4(values, axis):

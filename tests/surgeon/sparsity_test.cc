@@ -21,8 +21,7 @@ std::string fixture(const std::string& name) {
 }
 
 ::onnx::ModelProto load(const std::string& name) {
-  LogCapture quiet;
-  return *surgeon::load_model_proto(fixture(name));
+  return *surgeon::load_model_file(fixture(name)).proto;
 }
 
 std::map<std::string, const ::onnx::TensorProto*> initializers(const ::onnx::ModelProto& m) {

@@ -1,0 +1,30 @@
+// The model saving option group (Polygraphy's OnnxSaveArgs): -o/--output, --save-external-data
+// [PATH], --external-data-size-threshold, --no-save-all-tensors-to-one-file. Every subcommand
+// that writes a model uses it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "surgeon/save.h"
+
+namespace parity::cli {
+
+struct SaveOnnxArgs {
+  std::string output;
+  std::vector<std::string> external_data_path;  // given with no value: the default file
+  CLI::Option* external_data_option = nullptr;
+  std::string size_threshold;
+  bool no_all_tensors_to_one_file = false;
+
+  // The library's options (UsageError for a malformed threshold); `input_path` is the model
+  // read, which is never overwritten.
+  surgeon::SaveOptions options(const std::string& input_path) const;
+  // Logs "Saving ONNX model to: <path>" and writes the model, as Polygraphy's SaveOnnx.
+  void save(surgeon::ModelFile& model, const std::string& input_path) const;
+};
+void add_save_onnx_args(CLI::App& app, SaveOnnxArgs& args, bool output_required = true);
+
+}  // namespace parity::cli
