@@ -239,6 +239,11 @@ size_t prune_to_2_4(::onnx::ModelProto& model, const std::string& external_data_
     proto.set_raw_data(std::string(bytes, t.nbytes()));
   }
   logger().finish("Finished pruning {} tensors. ", candidates.size());
+  // Polygraphy rebuilds the model here; Parity edited it in place, but says what it says.
+  if (candidates.empty())
+    logger().verbose("No need to build new model object");
+  else
+    logger().info("Replacing weights to build new model object...");
   return candidates.size();
 }
 
