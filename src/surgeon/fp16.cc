@@ -171,34 +171,15 @@ void check_types(const ::onnx::ModelProto& model) {
 }  // namespace
 
 const std::set<std::string>& default_fp16_op_block_list() {
-  static const std::set<std::string> ops = {"ArrayFeatureExtractor",
-                                            "Binarizer",
-                                            "CastMap",
-                                            "CategoryMapper",
-                                            "DictVectorizer",
-                                            "FeatureVectorizer",
-                                            "Imputer",
-                                            "LabelEncoder",
-                                            "LinearClassifier",
-                                            "LinearRegressor",
-                                            "Normalizer",
-                                            "OneHotEncoder",
-                                            "RandomUniformLike",
-                                            "SVMClassifier",
-                                            "SVMRegressor",
-                                            "Scaler",
-                                            "TreeEnsembleClassifier",
-                                            "TreeEnsembleRegressor",
-                                            "ZipMap",
-                                            "NonMaxSuppression",
-                                            "TopK",
-                                            "RoiAlign",
-                                            "Resize",
-                                            "Range",
-                                            "CumSum",
-                                            "Min",
-                                            "Max",
-                                            "Upsample"};
+  static const std::set<std::string> ops = {
+      "ArrayFeatureExtractor", "Binarizer", "CastMap", "CategoryMapper", "DictVectorizer",
+      "FeatureVectorizer", "Imputer", "LabelEncoder", "LinearClassifier", "LinearRegressor",
+      "Normalizer", "OneHotEncoder", "RandomUniformLike", "SVMClassifier", "SVMRegressor", "Scaler",
+      "TreeEnsembleClassifier", "TreeEnsembleRegressor", "ZipMap", "NonMaxSuppression", "TopK",
+      "RoiAlign", "Resize", "Range", "CumSum", "Min", "Max", "Upsample",
+      // Parity's own addition: ONNX defines it by a function whose constants are float32, so
+      // ONNX's type inference refuses it in float16.
+      "MeanVarianceNormalization"};
   return ops;
 }
 
@@ -328,8 +309,12 @@ size_t convert_to_fp16(::onnx::ModelProto& model, const Fp16Options& options) {
     const std::string& op = node.op_type();
     bool has_value = false, has_dtype = false;
     for (auto& a : *node.mutable_attribute()) {
-      if (op == "Cast" && a.name() == "to" && a.i() == kFloat) a.set_i(kHalf);
-      if (a.name() == "dtype") {
+      if (op == "Cast" && a.name() == "to" && a.type() == ::onnx::AttributeProto::STRING &&
+          a.s() == "FLOAT")
+        a.set_s("FLOAT16");  // Cast before opset 6 names its type
+      else if (op == "Cast" && a.name() == "to" && a.i() == kFloat)
+        a.set_i(kHalf);
+      if (a.name() == "dtype" || a.name() == "output_datatype") {
         has_dtype = true;
         if (a.i() == kFloat) a.set_i(kHalf);
       }
@@ -361,9 +346,11 @@ size_t convert_to_fp16(::onnx::ModelProto& model, const Fp16Options& options) {
       a->mutable_t()->add_dims(1);
       a->mutable_t()->set_raw_data(std::string(2, '\0'));
     }
-    if ((op == "RandomNormal" || op == "RandomUniform") && !has_dtype) {
+    // Ops whose output is float32 when their type attribute is left out.
+    const bool window = op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow";
+    if ((op == "RandomNormal" || op == "RandomUniform" || window) && !has_dtype) {
       auto* a = node.add_attribute();
-      a->set_name("dtype");
+      a->set_name(window ? "output_datatype" : "dtype");
       a->set_type(::onnx::AttributeProto::INT);
       a->set_i(kHalf);
     }
@@ -385,7 +372,19 @@ size_t convert_to_fp16(::onnx::ModelProto& model, const Fp16Options& options) {
   for (auto& v : *graph.mutable_output()) set_type(v);
   for (auto& v : *graph.mutable_value_info()) set_type(v);
 
+  // The new versions get value_info with their element type: the Cast of old opsets has no
+  // type inference, and a reader of the model should not have to guess.
+  for (const auto& [name, t] : tensors)
+    for (const auto& [dtype, version] : t.names) {
+      if (version == name) continue;
+      auto* v = graph.add_value_info();
+      v->set_name(version);
+      v->mutable_type()->mutable_tensor_type()->set_elem_type(dtype);
+    }
+
   // The Casts, each right after the producer of what it reads (first for inputs/initializers).
+  // Cast before opset 6 takes its type by name.
+  const bool named_cast_type = opset_of(model, "") > 0 && opset_of(model, "") < 6;
   std::vector<std::vector<::onnx::NodeProto>> casts_after(graph.node_size() + 1);
   size_t count = 0;
   for (const auto& [name, t] : tensors) {
@@ -398,8 +397,13 @@ size_t convert_to_fp16(::onnx::ModelProto& model, const Fp16Options& options) {
     cast.add_output(t.names.at(to));
     auto* a = cast.add_attribute();
     a->set_name("to");
-    a->set_type(::onnx::AttributeProto::INT);
-    a->set_i(to);
+    if (named_cast_type) {
+      a->set_type(::onnx::AttributeProto::STRING);
+      a->set_s(to == kHalf ? "FLOAT16" : "FLOAT");
+    } else {
+      a->set_type(::onnx::AttributeProto::INT);
+      a->set_i(to);
+    }
     casts_after[t.producer + 1].push_back(std::move(cast));
     ++count;
   }

@@ -5,8 +5,9 @@
 // What stays float32, and why:
 //   - every tensor of the ops onnxmltools blocks by default (ops without float16 kernels in
 //     common runtimes: Range, Resize, TopK, CumSum, Min, Max, NonMaxSuppression, RoiAlign,
-//     Upsample, RandomUniformLike, and the ai.onnx.ml ops), of ops in other domains (their
-//     kernels are unknown) and of nodes with subgraphs (If, Loop, Scan: kept whole);
+//     Upsample, RandomUniformLike, and the ai.onnx.ml ops; Parity adds
+//     MeanVarianceNormalization, whose ONNX function has float32 constants), of ops in other
+//     domains (their kernels are unknown) and of nodes with subgraphs (If, Loop, Scan: kept whole);
 //   - every input or output whose type constraint in the op's ONNX schema does not allow
 //     float16 at the model's opset (Resize's scales, Range at any opset, ...): decided per
 //     slot from the schema, not from a list;

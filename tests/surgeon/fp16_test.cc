@@ -178,5 +178,40 @@ TEST(SurgeonFp16, NodeBlockListKeepsANodeInFloat) {
   EXPECT_EQ(node_named(model.graph(), "Neg_1").input(0), "a_fp32");
 }
 
+TEST(SurgeonFp16, OldOpsetsGetCastsThatNameTheirTypeAndTypedVersions) {
+  // Cast before opset 6 takes `to` as a string and has no type inference: the casts name the
+  // type, and the new tensors get value_info, so ONNX's strict inference types the result.
+  const auto original = named_model(R"(
+    <ir_version: 3, opset_import: ["" : 1]>
+    g (float[3] x) => (float[3] y) { y = Softplus (x) }
+  )");
+  auto model = original;
+  surgeon::convert_to_fp16(model);
+  EXPECT_NO_THROW(::onnx::checker::check_model(model));
+  EXPECT_EQ(node_named(model.graph(), "graph_input_cast0").attribute(0).s(), "FLOAT16");
+  EXPECT_EQ(elem_type(model.graph(), "graph_input_cast_0"), ::onnx::TensorProto::FLOAT16);
+  TensorMap feed;
+  feed.set("x", Tensor::from_vector<float>({3}, {-1, 0, 2}));
+  expect_close(run_model(model, feed), run_model(original, feed), 2e-3);
+}
+
+TEST(SurgeonFp16, OpsTypedByAnAttributeAreTypedHalf) {
+  // A window op is float32 unless output_datatype says otherwise.
+  const auto original = named_model(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (int64 n) => (float[N] y) { y = HannWindow (n) }
+  )");
+  auto model = original;
+  surgeon::convert_to_fp16(model);
+  const auto& attrs = node_named(model.graph(), "HannWindow_0").attribute();
+  ASSERT_EQ(attrs.size(), 1);
+  EXPECT_EQ(attrs[0].name(), "output_datatype");
+  EXPECT_EQ(attrs[0].i(), ::onnx::TensorProto::FLOAT16);
+  TensorMap feed;
+  feed.set("n", Tensor::from_vector<int64_t>({}, {8}));
+  for (const char* backend : {"pluginref", "onnxrt"})
+    expect_close(run_model(model, feed, backend), run_model(original, feed), 2e-3);
+}
+
 }  // namespace
 }  // namespace parity::testing
