@@ -1,11 +1,13 @@
 // The surgeon layer for Polygraphy's ONNX loaders (FoldConstants, InferShapes, ExtractSubgraph,
-// SetUpperBound, SaveOnnx in parity/backend/onnx.py). Models cross the binding serialized, as
-// Polygraphy's loaders work on onnx.ModelProto: each call parses, edits, and serializes back.
+// SetUpperBound, SaveOnnx, ConvertToFp16 in parity/backend/onnx.py). Models cross the binding
+// serialized, as Polygraphy's loaders work on onnx.ModelProto: each call parses, edits, and
+// serializes back.
 #include <climits>
 
 #include "py_util.h"
 #include "surgeon/extract.h"
 #include "surgeon/fold.h"
+#include "surgeon/fp16.h"
 #include "surgeon/save.h"
 #include "surgeon/shape_inference.h"
 #include "surgeon/upper_bound.h"
@@ -44,6 +46,19 @@ std::vector<surgeon::TensorSpec> specs(const TensorMetadata& meta) {
 }  // namespace
 
 void bind_surgeon(py::module_& m) {
+  m.def(
+      "convert_to_fp16",
+      [](const py::bytes& model, const std::string& external_data_dir) {
+        surgeon::ModelFile file = parse(model, external_data_dir);
+        {
+          py::gil_scoped_release nogil;
+          surgeon::Fp16Options options;
+          options.external_data_dir = file.external_data_dir;
+          surgeon::convert_to_fp16(*file.proto, options);
+        }
+        return serialize(file);
+      },
+      py::arg("model"), py::arg("external_data_dir"));
   m.def(
       "fold_constants",
       [](const py::bytes& model, const std::string& external_data_dir, int num_passes,

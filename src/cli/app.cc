@@ -12,6 +12,7 @@
 #include "cli/inspect.h"
 #include "cli/run.h"
 #include "cli/surgeon.h"
+#include "cli/tool_command.h"
 #include "core/error.h"
 #include "core/logger.h"
 #include "core/names.h"
@@ -164,6 +165,14 @@ int main(int argc, char** argv) {
   CLI::App* inspect_data = setup_inspect_data(*inspect, data_args);
   SurgeonArgs surgeon_args;
   CLI::App* surgeon = setup_surgeon(app, surgeon_args);
+  // The model tools, each registered with its own flags and runner (surgeon's weight tools
+  // join the `surgeon` group made above; the tool is found before the group's own dispatch).
+  ToolCommands tools;
+  setup_check(app, tools);
+  setup_convert(app, tools);
+  setup_data(app, tools);
+  setup_surgeon_weights(app, tools);
+  setup_inspect_sparsity(app, tools);
 
   DebugReduceArgs reduce_args;
   DebugRepeatArgs repeat_args;
@@ -208,7 +217,11 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  const ToolCommand* tool = nullptr;
+  for (const ToolCommand& t : tools)
+    if (t.app->parsed()) tool = &t;
   const LoggingArgs* logging = run->parsed()             ? &run_args.logging
+                               : tool                    ? tool->logging
                                : inspect_model->parsed() ? &model_args.logging
                                : surgeon->parsed()       ? surgeon_args.logging()
                                : debug_reduce->parsed()  ? &reduce_args.logging
@@ -220,13 +233,14 @@ int main(int argc, char** argv) {
   auto runtime = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  // Polygraphy frames `run` and the `surgeon` tools with RUNNING and PASSED/FAILED lines, and
-  // not a run that is only written as a script. For `run`, PASSED is printed only for a
-  // passing RunVerdict (or a script that ran the comparison and exited 0):
-  // comparator/verdict.h says how one is made; a surgeon tool passes when it wrote its model.
-  // The debug tools are framed too, as Polygraphy's are.
+  // Polygraphy frames `run`, the `surgeon` tools, the debug tools and the model tools it marks
+  // so (lint, prune, inspect sparsity, ...) with RUNNING and PASSED/FAILED lines, and not a run
+  // that is only written as a script. For `run`, PASSED is printed only for a passing
+  // RunVerdict (or a script that ran the comparison and exited 0): comparator/verdict.h says
+  // how one is made; a surgeon tool passes when it wrote its model.
   const bool framed = (run->parsed() && run_args.gen_script.empty()) ||
-                      (surgeon->parsed() && surgeon_args.framed()) || debug->parsed();
+                      (tool ? tool->framed : surgeon->parsed() && surgeon_args.framed()) ||
+                      debug->parsed();
   int status = 0;
   bool passed = false;
   try {
@@ -243,6 +257,9 @@ int main(int argc, char** argv) {
         status = end.script_status.value_or(kExitFailed);
         passed = status == 0;
       }
+    } else if (tool) {
+      status = tool->run();
+      passed = status == 0;
     } else if (inspect_model->parsed()) {
       status = run_inspect_model(model_args);
     } else if (inspect_data->parsed()) {

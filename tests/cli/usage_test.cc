@@ -24,7 +24,7 @@ TEST(CliUsage, AnUnknownSubcommandIsAnInvalidChoice) {
   CommandResult inner = run_parity({"inspect", "modl", "x.onnx"});
   EXPECT_EQ(inner.exit_code, 2) << inner.output;
   EXPECT_TRUE(has(inner,
-                  "invalid choice: 'modl' (choose from 'model', 'data'); did you mean "
+                  "invalid choice: 'modl' (choose from 'model', 'data', 'sparsity'); did you mean "
                   "'model'?"))
       << inner.output;
   EXPECT_TRUE(has(inner, " inspect --help' for usage.")) << inner.output;

@@ -131,6 +131,20 @@ class ModifyOutputs(BaseLoader):
         return model if self._nothing_to_do() else self._modify(model)
 
 
+class ConvertToFp16(BaseLoader):
+    """Converts the float tensors of the model to float16, keeping in float32 what must stay
+    there, with Casts between (Polygraphy's ConvertToFp16, keep_io_types=True). Takes an
+    onnx.ModelProto or a parity.Model (or a loader of either) and returns a converted copy of the
+    same kind; the model given is not changed."""
+
+    def __init__(self, model, copy=None):
+        self._model = model
+
+    def call_impl(self):
+        model, _ = invoke_if_callable(self._model)
+        return _like(model, _parity.convert_to_fp16(_model_bytes(model), _external_data_dir(model)))
+
+
 class GsFromOnnx(BaseLoader):
     """The editable graph of a model: a ``parity.graphsurgeon.Graph`` (GraphSurgeon's API)."""
 
@@ -379,6 +393,10 @@ def modify_outputs(model, outputs=None, exclude_outputs=None, copy=None):
 
 def gs_from_onnx(model):
     return GsFromOnnx(model)()
+
+
+def convert_to_fp16(model, copy=None):
+    return ConvertToFp16(model, copy)()
 
 
 graph_from_onnx = gs_from_onnx
