@@ -1,7 +1,7 @@
 #!/bin/sh
-# Time and peak memory (RSS) of `parity surgeon sanitize --fold-constants` and
-# `parity surgeon extract` on a model whose weights (external data) take SIZE_MB, beside a
-# plain `cp` of the weights file (the yardstick: the same bytes read and written once).
+# Time and peak memory (RSS) of `parity surgeon sanitize --fold-constants`, `parity surgeon
+# extract` and `parity convert --fp-to-fp16` on a model whose weights (external data) take
+# SIZE_MB, beside a plain `cp` of the weights file (the yardstick: the same bytes read and written once).
 # Both tools write to another folder, so every weight is copied into the new model's data file.
 #
 #   bench/surgeon_memory.sh build/parity [SIZE_MB]     (default 2560 MiB: ten 256 MiB tensors)
@@ -65,3 +65,6 @@ measure "surgeon extract (all outputs)" "$PARITY" surgeon extract "$WORK/in/big.
 rm -f "$WORK/out/sub.onnx"*
 measure "surgeon sanitize --save-external-data" "$PARITY" surgeon sanitize "$WORK/in/big.onnx" \
   -o "$WORK/out/saved.onnx" --save-external-data
+rm -f "$WORK/out/saved.onnx"*
+measure "convert --fp-to-fp16 --save-external-data" "$PARITY" convert "$WORK/in/big.onnx" \
+  --fp-to-fp16 -o "$WORK/out/fp16.onnx" --save-external-data

@@ -180,11 +180,12 @@ int main(int argc, char** argv) {
   CLI::App* debug_reduce = debug->get_subcommand("reduce");
   CLI::App* debug_repeat = debug->get_subcommand("repeat");
 
-  // `data`: tools for data files; each tool is a file of its own (cli/data_*.h).
-  CLI::App* data = app.add_subcommand("data", "Manipulate input and output data.");
-  data->require_subcommand(1);
+  // `data merge` joins the `data` group too (cli/data_merge.h).
   DataMergeArgs merge_args;
-  CLI::App* data_merge = setup_data_merge(*data, merge_args);
+  CLI::App* data_merge =
+      setup_data_merge(command_group(app, "data", "Manipulate input and output data."), merge_args);
+  tools.push_back(ToolCommand{data_merge, &merge_args.logging, false,
+                              [&merge_args] { return run_data_merge(merge_args); }});
 
   // CLI11 splits a bare "[a,b]" value into two values; Polygraphy's syntax needs it whole
   // (--val-range [0,1]). Such a token is passed on as ":[a,b]", which every per-key option
@@ -226,7 +227,6 @@ int main(int argc, char** argv) {
                                : surgeon->parsed()       ? surgeon_args.logging()
                                : debug_reduce->parsed()  ? &reduce_args.logging
                                : debug_repeat->parsed()  ? &repeat_args.logging
-                               : data_merge->parsed()    ? &merge_args.logging
                                                          : &data_args.logging;
   const std::string& command = invoked_command();
   auto start = std::chrono::steady_clock::now();
@@ -273,8 +273,6 @@ int main(int argc, char** argv) {
     } else if (debug_repeat->parsed()) {
       status = run_debug_repeat(repeat_args);
       passed = status == 0;
-    } else if (data_merge->parsed()) {
-      status = run_data_merge(merge_args);
     }
   } catch (const UsageError& e) {
     logger().log(Severity::kCritical, e.what());

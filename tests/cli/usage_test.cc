@@ -16,7 +16,7 @@ TEST(CliUsage, AnUnknownSubcommandIsAnInvalidChoice) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(has(r,
                   "argument subcommand: invalid choice: 'rnu' (choose from 'run', 'inspect', "
-                  "'surgeon', 'debug', 'data'); "
+                  "'surgeon', 'check', 'convert', 'data', 'debug'); "
                   "did you mean 'run'?"))
       << r.output;
   EXPECT_TRUE(has(r, "--help' for usage.")) << r.output;
@@ -31,8 +31,8 @@ TEST(CliUsage, AnUnknownSubcommandIsAnInvalidChoice) {
   CommandResult none = run_parity({});
   EXPECT_EQ(none.exit_code, 2) << none.output;
   EXPECT_TRUE(has(none,
-                  "a subcommand is required (choose from 'run', 'inspect', 'surgeon', 'debug', "
-                  "'data')"))
+                  "a subcommand is required (choose from 'run', 'inspect', 'surgeon', 'check', "
+                  "'convert', 'data', 'debug')"))
       << none.output;
 }
 
