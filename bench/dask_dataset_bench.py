@@ -100,6 +100,7 @@ def main():
     p.add_argument("--feeds", type=int, default=64)
     p.add_argument("--address")
     p.add_argument("--repeat", type=int, default=3, help="best of N runs per measurement")
+    p.add_argument("--batch", type=int, default=4, help="feeds per task, compute-bound model")
     args = p.parse_args()
     REPEAT["n"] = args.repeat
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -110,8 +111,9 @@ def main():
         heavy = chain_model(os.path.join(d, "heavy.onnx"), width=384, layers=8)
         tiny = chain_model(os.path.join(d, "tiny.onnx"), width=2, layers=1)
         print(f"load average before: {os.getloadavg()}")
-        h = measure(heavy, args.feeds, batch=4, workers=(1, 2), address=args.address)
-        print(f"compute-bound model, {args.feeds} feeds: in process {h['local']:.2f} s", end="")
+        h = measure(heavy, args.feeds, batch=args.batch, workers=(1, 2), address=args.address)
+        print(f"compute-bound model, {args.feeds} feeds, batches of {args.batch}: in process "
+              f"{h['local']:.2f} s", end="")
         if args.address:
             print(f", cluster {h['cluster']:.2f} s")
         else:
