@@ -92,7 +92,8 @@ void BM_CompareTensorsProfile(benchmark::State& state) { compare_tensors_bench(s
 void compare_func_simple_bench(benchmark::State& state, const Tensor& out0) {
   const Tensor& reference = outputs(state.range(0)).second;
   set_num_threads(static_cast<int>(state.range(1)));
-  IterationResult r0{{}, std::nullopt, "r0"}, r1{{}, std::nullopt, "r1"};
+  IterationResult r0{{}, std::nullopt, "r0", std::nullopt, ""},
+      r1{{}, std::nullopt, "r1", std::nullopt, ""};
   r0.outputs.set("out", out0);
   r1.outputs.set("out", reference);
   const CompareFunc compare = compare_func::simple();

@@ -46,6 +46,15 @@ CLI::App* setup_inspect_data(CLI::App& inspect, InspectDataArgs& args) {
   sub->add_flag("-a,--all", args.all, "Show every iteration instead of just the first");
   sub->add_flag("-s,--show-values", args.show_values, "Show the values of the tensors");
   sub->add_flag("--histogram", args.histogram, "Show a histogram of the values");
+  sub->add_option("-n,--num-items", args.num_items,
+                  "The number of values to show at the beginning and end of each dimension when "
+                  "printing arrays. Use a value of -1 to show all elements in the array. Defaults "
+                  "to 3.")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
+  sub->add_option("--line-width", args.line_width,
+                  "The number of characters per line when displaying arrays. Use a value of -1 "
+                  "to insert line breaks only at dimension end points. Defaults to 75.")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
   return sub;
 }
 
@@ -71,7 +80,7 @@ int run_inspect_model(const InspectModelArgs& args) {
   options.layers = shows("layers");
   options.attrs = shows("attrs");
   options.weights = shows("weights");
-  options.format_values = numpy_array_str;
+  options.format_values = [](const Tensor& t) { return numpy_array_str(t); };
   if (options.attrs && !options.layers)
     logger().warning("--show attrs has no effect without --show layers");
   logger().info("==== ONNX Model ====\n{}", onnx_io::describe_model(*model, options));
@@ -160,7 +169,9 @@ std::string str_from_iterations(const std::vector<TensorMap>& iterations,
         std::string hist = str_histogram(values, std::nullopt);
         if (!hist.empty()) out += "\n" + indent_block(hist, indent);
       }
-      if (args.show_values) out += "\n" + indent_block(numpy_array_str(tensor), indent);
+      if (args.show_values)
+        out +=
+            "\n" + indent_block(numpy_array_str(tensor, {args.num_items, args.line_width}), indent);
     }
     if (indent == 2) out += "\n";
     if (!args.all) break;

@@ -25,6 +25,8 @@ struct InspectDataArgs {
   bool all = false;
   bool show_values = false;
   bool histogram = false;
+  int64_t num_items = 3;    // -n: NumPy's edgeitems; -1 shows every element
+  int64_t line_width = 75;  // -1: line breaks only where a dimension ends
 };
 
 CLI::App* setup_inspect_model(CLI::App& inspect, InspectModelArgs& args);

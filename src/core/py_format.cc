@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -176,8 +177,18 @@ class FloatFormatter {
     std::string ip, fp, tail;
     if (exp_format_) {
       SciParts p = scientific_parts(v, dtype_, precision_);
+      if (static_cast<int>(p.frac.size()) < precision_) {
+        // NumPy's dragon4 with min_digits: the digits after the shortest ones are the exact
+        // value's (a float32 0.417022 prints as 4.17021990e-01, not 4.17022000e-01). A float
+        // of any type is exact as a double, so the double correctly rounded gives them.
+        const std::string exact = fmt::format("{:.{}e}", std::fabs(v), precision_);
+        const size_t e = exact.find('e');
+        p.int_part = exact.substr(0, 1);
+        p.frac = exact.substr(2, e - 2);
+        p.exp = std::stoi(exact.substr(e + 1));
+      }
       ip = sign + p.int_part;
-      fp = p.frac + std::string(std::max(0, precision_ - static_cast<int>(p.frac.size())), '0');
+      fp = p.frac;
       tail = exponent_str(p.exp, exp_size_);
     } else {
       auto parts = positional_parts(v, dtype_, 8);
@@ -210,33 +221,40 @@ std::string scalar_float_str(double v, DataType dtype) {
 
 std::string int_str(double v) { return fmt::format("{}", static_cast<long long>(v)); }
 
-// NumPy summarises arrays of more than 1000 elements: 3 items at each end of every long axis.
+// NumPy summarises arrays of more than 1000 elements: `edge` items (3 by default) at each end
+// of every long axis.
 constexpr int64_t kSummaryThreshold = 1000;
-constexpr int64_t kEdgeItems = 3;
 
 // Positions shown along one axis; -1 stands for the "..." marker.
-std::vector<int64_t> shown_positions(int64_t len, bool summarise) {
+std::vector<int64_t> shown_positions(int64_t len, bool summarise, int64_t edge) {
   std::vector<int64_t> pos;
-  if (summarise && len > 2 * kEdgeItems) {
-    for (int64_t i = 0; i < kEdgeItems; ++i) pos.push_back(i);
+  if (summarise && len > 2 * edge) {
+    for (int64_t i = 0; i < edge; ++i) pos.push_back(i);
     pos.push_back(-1);
-    for (int64_t i = len - kEdgeItems; i < len; ++i) pos.push_back(i);
+    for (int64_t i = len - edge; i < len; ++i) pos.push_back(i);
   } else {
     for (int64_t i = 0; i < len; ++i) pos.push_back(i);
   }
   return pos;
 }
 
-// NumPy's _formatArray: 75 columns, separator ' ', hanging indent, optional summarisation.
+// NumPy's _formatArray: 75 columns (by default), separator ' ', hanging indent, optional
+// summarisation.
 class ArrayLayout {
  public:
-  explicit ArrayLayout(const Tensor& t) : t_(t), summarise_(t.numel() > kSummaryThreshold) {}
+  ArrayLayout(const Tensor& t, const ArrayPrintOptions& options)
+      : t_(t),
+        summarise_(options.edge_items >= 0 && t.numel() > kSummaryThreshold),
+        edge_(options.edge_items),
+        line_width_(options.line_width < 0
+                        ? std::numeric_limits<int>::max() / 2
+                        : static_cast<int>(std::min<int64_t>(options.line_width, 1 << 30))) {}
 
   std::string str() {
     std::vector<int64_t> shown;
     collect(0, 0, shown);
     make_words(shown);
-    return recurse(0, 0, " ", 75);
+    return recurse(0, 0, " ", line_width_);
   }
 
  private:
@@ -252,7 +270,7 @@ class ArrayLayout {
       out.push_back(base);
       return;
     }
-    for (int64_t p : shown_positions(t_.shape()[axis], summarise_))
+    for (int64_t p : shown_positions(t_.shape()[axis], summarise_, edge_))
       if (p >= 0) collect(axis + 1, base + p * stride(axis), out);
   }
 
@@ -286,7 +304,7 @@ class ArrayLayout {
     if (axis == shape.size()) return words_[base];
     const std::string next_hanging = hanging + " ";
     const int next_width = width - 1;
-    const std::vector<int64_t> positions = shown_positions(shape[axis], summarise_);
+    const std::vector<int64_t> positions = shown_positions(shape[axis], summarise_, edge_);
     std::string s;
     if (axis + 1 == shape.size()) {
       const size_t elem_width = static_cast<size_t>(width - 1);
@@ -318,6 +336,8 @@ class ArrayLayout {
 
   const Tensor& t_;
   bool summarise_;
+  int64_t edge_;
+  int line_width_;
   std::map<int64_t, std::string> words_;
 };
 
@@ -359,13 +379,15 @@ std::string numpy_scalar_str(double v, DataType dtype) {
   return scalar_float_str(v, dtype);
 }
 
-std::string numpy_array_str(const Tensor& t) {
+std::string numpy_array_str(const Tensor& t) { return numpy_array_str(t, ArrayPrintOptions{}); }
+
+std::string numpy_array_str(const Tensor& t, const ArrayPrintOptions& options) {
   if (t.numel() == 0) return "[]";
   if (t.rank() == 0) {
     if (t.dtype() == DataType::kString) return t.data<std::string>()[0];
     return numpy_scalar_str(tensor_to_doubles(t)[0], t.dtype());
   }
-  return ArrayLayout(t).str();
+  return ArrayLayout(t, options).str();
 }
 
 // A Python string literal.

@@ -30,6 +30,14 @@ std::string numpy_scalar_str(double v, DataType dtype);
 // Element types NumPy lacks (bfloat16, float8, int4) print like NumPy's nearest kin.
 std::string numpy_array_str(const Tensor& t);
 
+// NumPy's print options that `inspect data` sets (np.set_printoptions): items shown at each end
+// of a summarised axis (edgeitems; -1 shows every element) and the line width (-1: no wrapping).
+struct ArrayPrintOptions {
+  int64_t edge_items = 3;
+  int64_t line_width = 75;
+};
+std::string numpy_array_str(const Tensor& t, const ArrayPrintOptions& options);
+
 // Python literals, for the scripts Parity writes (--gen-script): each reads back as the value.
 std::string py_str(std::string_view s);                      // 'it\'s'
 std::string py_float(double v);                              // 1e-05, float('inf')

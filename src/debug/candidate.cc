@@ -93,15 +93,6 @@ bool has_tensor_type(const ::onnx::ValueInfoProto& vi, bool need_shape) {
   return tt.elem_type() != 0 && (!need_shape || tt.has_shape());
 }
 
-void fill_value_info(::onnx::ValueInfoProto& vi, const std::string& name, const Tensor& t) {
-  vi.set_name(name);
-  auto* tt = vi.mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(static_cast<int32_t>(t.dtype()));
-  auto* shape = tt->mutable_shape();
-  shape->Clear();
-  for (int64_t d : t.shape()) shape->add_dim()->set_dim_value(d);
-}
-
 void tensor_to_proto(const std::string& name, const Tensor& t, ::onnx::TensorProto& p) {
   p.set_name(name);
   p.set_data_type(static_cast<int32_t>(t.dtype()));

@@ -224,7 +224,8 @@ TEST(Metrics, AgreesWithCompareFuncSimple) {
       so.atol = tol;
       so.rtol = tol;
       so.check_error_stat = stat;
-      IterationResult r0{{}, std::nullopt, "r0"}, r1{{}, std::nullopt, "r1"};
+      IterationResult r0{{}, std::nullopt, "r0", std::nullopt, ""},
+          r1{{}, std::nullopt, "r1", std::nullopt, ""};
       r0.outputs.set("out", a);
       r1.outputs.set("out", b);
       const OutputCompareResult expected = compare_func::simple(so)(r0, r1)[0].second;
@@ -344,7 +345,8 @@ TEST(Metrics, ProfileMatchesAPlainRestatement) {
 }
 
 TEST(CompareFuncMetrics, DistanceAndQualityReportAndDecide) {
-  IterationResult r0{{}, std::nullopt, "runner0"}, r1{{}, std::nullopt, "runner1"};
+  IterationResult r0{{}, std::nullopt, "runner0", std::nullopt, ""},
+      r1{{}, std::nullopt, "runner1", std::nullopt, ""};
   r0.outputs.set("out", vec<float>({1, 2, 3, 4}));
   r1.outputs.set("out", vec<float>({1, 2, 3, 5}));
   {

@@ -86,7 +86,9 @@ TEST(SurgeonFold, ShapeOfAKnownShapeFoldsUnlessTurnedOff) {
   expect_same_outputs(sorted, *folded.proto, feed_of("x", {2, 3}, {1, 2, 3, 4, 5, 6}));
 
   auto kept = model_file(sorted);
-  surgeon::fold_constants(kept, {.fold_shapes = false});
+  surgeon::FoldOptions no_shapes;
+  no_shapes.fold_shapes = false;
+  surgeon::fold_constants(kept, no_shapes);
   EXPECT_EQ(node_names(*kept.proto),
             (std::vector<std::string>{"Shape_0", "Slice_1", "Concat_4", "Reshape_5"}));
 }
@@ -100,7 +102,9 @@ TEST(SurgeonFold, ValuesOverTheSizeThresholdAreNotFolded) {
     }
   )");
   auto model = model_file(original);
-  surgeon::fold_constants(model, {.size_threshold = 1024});  // e takes 16 KiB
+  surgeon::FoldOptions small;
+  small.size_threshold = 1024;  // e takes 16 KiB
+  surgeon::fold_constants(model, small);
   EXPECT_EQ(node_names(*model.proto), (std::vector<std::string>{"Expand_0", "Mul_1"}));
   auto unbounded = model_file(original);
   surgeon::fold_constants(unbounded);
@@ -120,7 +124,9 @@ const char* kOneBadNode = R"(
 TEST(SurgeonFold, ANodeThatCannotRunIsKeptWithAWarningNamingIt) {
   auto model = model_file(named_model(kOneBadNode));
   LogCapture log(Severity::kWarning);
-  surgeon::fold_constants(model, {.partitioning = surgeon::Partitioning::kBasic});
+  surgeon::FoldOptions basic;
+  basic.partitioning = surgeon::Partitioning::kBasic;
+  surgeon::fold_constants(model, basic);
   EXPECT_TRUE(log.contains("Failed to fold node 'Reshape_0' (Reshape): it is kept unfolded"))
       << log.text();
   // The rest folds.

@@ -72,7 +72,7 @@ std::vector<std::string> Registry::nearest(const std::string& op_type, size_t co
 
 KernelRegistration::KernelRegistration(const char* domain, const char* op_type, int64_t since,
                                        int64_t until, KernelFactory factory) {
-  Registry::global().add(KernelEntry{domain, op_type, since, until, std::move(factory)});
+  Registry::global().add(KernelEntry{domain, op_type, since, until, std::move(factory), ""});
 }
 
 }  // namespace parity::ref

@@ -71,17 +71,17 @@ TEST(Registry, FindsByOpsetRangeAndLetsALaterRegistrationReplace) {
   auto factory = [](int) {
     return [](const OpContext&) -> std::unique_ptr<Kernel> { return nullptr; };
   };
-  registry.add({"", "Foo", 1, 12, factory(1)});
-  registry.add({"", "Foo", 13, kOpsetMax, factory(2)});
+  registry.add({"", "Foo", 1, 12, factory(1), ""});
+  registry.add({"", "Foo", 13, kOpsetMax, factory(2), ""});
   EXPECT_EQ(registry.find("", "Foo", 12)->until, 12);
   EXPECT_EQ(registry.find("ai.onnx", "Foo", 13)->since, 13);
   EXPECT_EQ(registry.find("", "Foo", 0), nullptr);
   EXPECT_EQ(registry.find("other", "Foo", 13), nullptr);
   EXPECT_TRUE(registry.has_op("", "Foo"));
-  registry.add({"", "Foo", 1, 12, factory(3)});
+  registry.add({"", "Foo", 1, 12, factory(3), ""});
   EXPECT_EQ(registry.entries().size(), 2u);  // replaced, not added
-  registry.add({"", "Bar", 1, kOpsetMax, factory(4)});
-  registry.add({"", "Conv", 1, kOpsetMax, factory(5)});
+  registry.add({"", "Bar", 1, kOpsetMax, factory(4), ""});
+  registry.add({"", "Conv", 1, kOpsetMax, factory(5), ""});
   EXPECT_EQ(registry.op_types(""), (std::vector<std::string>{"Bar", "Conv", "Foo"}));
   EXPECT_EQ(registry.nearest("conv", 1), std::vector<std::string>{"Conv"});
   EXPECT_EQ(registry.nearest("Fooo", 2), (std::vector<std::string>{"Foo", "Conv"}));
