@@ -48,13 +48,14 @@ std::optional<size_t> streaming_backend(const std::vector<ConfiguredBackend>& ba
 std::string why_not_layerwise(const RunArgs& args, const std::vector<ConfiguredBackend>& backends,
                               const ComparatorOptions& cmp) {
   if (!args.model.marks_outputs()) return "no tensors are marked (--onnx-outputs)";
-  if (!streaming_backend(backends))
+  // One runner saving every marked tensor, streamed to the file (a backend that cannot stream
+  // gives them in batches of nodes).
+  const bool streamed_save =
+      backends.size() == 1 && cmp.load_outputs.empty() && !cmp.save_outputs.empty();
+  if (!streaming_backend(backends) && !streamed_save)
     return "no selected backend can stream its tensors (--pluginref can)";
   const bool pair = (backends.size() == 2 && cmp.load_outputs.empty()) ||
                     (backends.size() == 1 && cmp.load_outputs.size() == 1);
-  // One streaming runner saving every marked tensor, streamed to the file.
-  const bool streamed_save =
-      backends.size() == 1 && cmp.load_outputs.empty() && !cmp.save_outputs.empty();
   if (!pair && !streamed_save)
     return "it compares the reference with exactly one other source (a second runner, or one "
            "--load-outputs file)";
@@ -253,7 +254,8 @@ RunVerdict run_layerwise(const RunArgs& args, const std::vector<ConfiguredBacken
   options.strict_inputs = args.data.strict_inputs;
   std::vector<TensorMap> used_feeds;
   if (!cmp.save_inputs.empty()) options.used_feeds = &used_feeds;
-  const size_t ref_at = *streaming_backend(backends);
+  const std::optional<size_t> streaming = streaming_backend(backends);
+  const size_t ref_at = streaming.value_or(0);
   std::optional<SavingSink> saving;
   if (!cmp.save_outputs.empty()) {
     saving.emplace(cmp.save_outputs, /*reference_first=*/ref_at == 0, backends.size() == 2);
@@ -266,7 +268,8 @@ RunVerdict run_layerwise(const RunArgs& args, const std::vector<ConfiguredBacken
   if (backends.size() == 1 && cmp.load_outputs.empty()) {
     // One streaming runner saving its marked tensors: nothing to compare.
     const auto [runner, iterations] =
-        LayerwiseComparator::stream(model, backends[ref_at], feeds, options);
+        streaming ? LayerwiseComparator::stream(model, backends[ref_at], feeds, options)
+                  : LayerwiseComparator::stream_in_batches(model, backends[0], feeds, options);
     if (!cmp.save_inputs.empty()) save_inputs(cmp.save_inputs, used_feeds);
     logger().info("Saving inference results to {}", cmp.save_outputs);
     saving->finish();

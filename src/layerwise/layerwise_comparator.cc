@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_set>
 
 #include "comparator/feed_coercion.h"
@@ -350,6 +352,77 @@ std::pair<std::string, size_t> LayerwiseComparator::stream(const ModelPtr& model
     options.sink->end_iteration(i);
   }
   return {runner->name(), i};
+}
+
+std::pair<std::string, size_t> LayerwiseComparator::stream_in_batches(
+    const ModelPtr& model, const ConfiguredBackend& backend, FeedSource& feeds,
+    const LayerwiseRunOptions& options) {
+  PARITY_ENFORCE(options.sink != nullptr, "streaming tensors needs a sink");
+  const std::vector<std::string> names = marked_tensor_names(*model, options);
+  const std::unordered_set<std::string> marked(names.begin(), names.end());
+  // The marked outputs of each node, in node order: the units batches are made of.
+  std::vector<std::vector<std::string>> per_node;
+  for (const auto& node : model->graph.nodes) {
+    std::vector<std::string> outs;
+    for (const auto& out : node.outputs)
+      if (!out.empty() && marked.count(out)) outs.push_back(out);
+    if (!outs.empty()) per_node.push_back(std::move(outs));
+  }
+  std::unique_ptr<Runner> probe = backend.make_runner(Loader<ModelPtr>(model));
+  const std::string name = probe->name();
+  TensorMetadata meta;
+  {
+    RunnerActivation active(*probe);
+    meta = probe->input_metadata();
+  }
+  probe.reset();
+  options.sink->runners(name, "");
+  std::optional<SlicedBatches> sliced;
+  sliced.emplace(backend, model, name);
+  if (!sliced->why_not().empty()) {
+    logger().verbose("Layer-wise | {} runs the whole model for each batch: {}", name,
+                     sliced->why_not());
+    sliced.reset();
+  }
+  const double budget = static_cast<double>(std::max<size_t>(options.comparison.budget_bytes, 1));
+  feeds.set_input_metadata(meta);
+  size_t i = 0;
+  for (;; ++i) {
+    std::optional<TensorMap> feed = feeds.get(i);
+    if (!feed) break;
+    if (!options.strict_inputs) feed = coerce_feed(*feed, meta);
+    if (options.used_feeds) options.used_feeds->push_back(*feed);
+    logger().info("{:<24} | Running inference on {} marked tensor(s), in batches of nodes", name,
+                  names.size());
+    if (sliced) sliced->start(*feed);
+    BatchFetcher whole = backend_batches(backend, model, *feed, name);
+    options.sink->begin_iteration(i);
+    double bytes_per_node = 0;
+    size_t nodes_seen = 0, batches = 0;
+    for (size_t at = 0; at < per_node.size();) {
+      size_t count = 1;
+      if (bytes_per_node > 0)
+        count = static_cast<size_t>(std::max(1.0, std::floor(budget / bytes_per_node)));
+      count = std::min(count, per_node.size() - at);
+      std::vector<std::string> batch;
+      for (size_t k = at; k < at + count; ++k)
+        batch.insert(batch.end(), per_node[k].begin(), per_node[k].end());
+      const TensorMap got = sliced ? sliced->fetch(batch) : whole(batch);
+      size_t bytes = 0;
+      for (const auto& tensor_name : batch)
+        if (const Tensor* t = got.find(tensor_name)) {
+          options.sink->tensor(true, tensor_name, *t);
+          bytes += t->nbytes();
+        }
+      nodes_seen += count;
+      bytes_per_node = std::max(bytes_per_node, static_cast<double>(bytes) / count);
+      at += count;
+      ++batches;
+    }
+    logger().verbose("Layer-wise | {}: {} node(s) in {} batch(es)", name, nodes_seen, batches);
+    options.sink->end_iteration(i);
+  }
+  return {name, i};
 }
 
 }  // namespace parity

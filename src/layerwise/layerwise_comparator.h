@@ -70,6 +70,14 @@ class LayerwiseComparator {
                                                const ConfiguredBackend& reference,
                                                FeedSource& feeds,
                                                const LayerwiseRunOptions& options);
+  // The same for a backend that cannot stream (onnxrt): its marked tensors come in batches of
+  // consecutive nodes, each batch computing only its slice of the model, sized so that one
+  // batch's tensors stay within options.comparison.budget_bytes (the first batch is one node;
+  // later ones follow the bytes per node seen so far). Each batch goes to the sink and is freed.
+  static std::pair<std::string, size_t> stream_in_batches(const ModelPtr& model,
+                                                          const ConfiguredBackend& backend,
+                                                          FeedSource& feeds,
+                                                          const LayerwiseRunOptions& options);
 };
 
 // Runs one node of `model` alone on `reference` (a one-node model with the node's constants

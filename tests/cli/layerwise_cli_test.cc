@@ -189,6 +189,41 @@ def load_results(path):
 // --save-outputs with mark all, one streaming runner: every tensor streamed to the file (a
 // golden file), each equal to NumPy's computation of the model on the saved inputs; then the
 // golden file drives a layer-wise comparison node by node, with local errors from its inputs.
+// ONNX Runtime cannot stream its tensors; alone with mark all and --save-outputs it computes
+// them in batches of nodes (each batch only its slice of the model) within --mark-budget, and
+// the file holds every tensor with the values NumPy computes.
+TEST(CliLayerwise, SaveOutputsOfOnnxRuntimeAloneComeInBatchesOfNodes) {
+  TempDir dir;
+  const std::string b = dir.file("b.onnx");
+  write_model_from_text(b, divergent_model("LeakyRelu <alpha = 0.5>"));
+  const std::string golden = dir.file("golden.json"), inputs = dir.file("inputs.json");
+  // 4x64 float32 tensors are 1 KiB each: a 1 KiB budget makes one batch per node.
+  auto save = run_parity({"run", b, "--onnxrt", "--onnx-outputs", "mark", "all", "--val-range",
+                          "[-1.5,1.5]", "--mark-budget", "1K", "--save-outputs", golden,
+                          "--save-inputs", inputs, "-v"});
+  ASSERT_EQ(save.exit_code, 0) << save.output;
+  EXPECT_NE(save.output.find("in batches of nodes"), std::string::npos) << save.output;
+  EXPECT_NE(save.output.find("computes nodes 7 to 7 of 7"), std::string::npos) << save.output;
+  EXPECT_EQ(save.output.find("without the layer-wise summary"), std::string::npos) << save.output;
+  CommandResult check = run_python(std::string(kLoadResults) + fmt::format(R"(
+results = load_results('{}')
+feeds = json.load(open('{}'))
+[(runner, its)] = results.items()
+assert runner.startswith('onnxrt-runner'), runner
+[it], [feed] = its, feeds
+x = np.load(io.BytesIO(base64.b64decode(feed['x']['array'])))
+a = np.sin(x); b = a * a; d = b - np.float32(0.25)
+e = np.where(d > 0, d, d * np.float32(0.5)); f = np.exp(e); y = f + b
+assert list(it) == ['a', 'b', 'd', 'e', 'f', 'y'], list(it)
+for name, want in zip('abdefy', [a, b, d, e, f, y]):
+    assert np.allclose(it[name], want, rtol=1e-5, atol=1e-6), name
+print('OK')
+)",
+                                                                           golden, inputs));
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("OK"), std::string::npos) << check.output;
+}
+
 TEST(CliLayerwise, SaveOutputsStreamsAGoldenFileThatComparesNodeByNode) {
   TempDir dir;
   const std::string a = dir.file("a.onnx"), b = dir.file("b.onnx");
