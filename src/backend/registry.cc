@@ -74,6 +74,11 @@ int64_t BackendOptionValues::integer(const std::string& name, int64_t fallback, 
 
 std::vector<std::string> Backend::flag_list() const { return split_commas(flags); }
 
+ConfiguredBackend ConfiguredBackend::for_batches() const {
+  if (!backend || !backend->for_batches) return *this;
+  return ConfiguredBackend{backend, backend->for_batches(config)};
+}
+
 std::unique_ptr<Runner> ConfiguredBackend::make_runner(Loader<ModelPtr> model,
                                                        const std::string& name) const {
   return backend->make_runner(std::move(model), config, name);

@@ -113,6 +113,10 @@ struct Backend {
   // comparison, holding nothing it has compared.
   std::function<TensorMap(Runner& runner, const TensorMap& feed, const NodeObserver& observer)>
       run_observed;
+  // The configuration for runners that each compute one batch of a layer-wise run and are
+  // then released (optional): ONNX Runtime turns its CPU memory arena off there, so that what
+  // a batch allocated goes back to the system and peak memory follows --mark-budget.
+  std::function<std::any(const std::any& config)> for_batches;
 
   // Known causes of a disagreement (optional): one message per place where this backend is
   // known to depart from the ONNX specification on the nodes that the failing values depend
@@ -131,6 +135,8 @@ struct ConfiguredBackend {
   std::any config;
 
   std::unique_ptr<Runner> make_runner(Loader<ModelPtr> model, const std::string& name = "") const;
+  // This backend configured for short-lived batch runners (Backend::for_batches), or itself.
+  ConfiguredBackend for_batches() const;
   // The backend's fetch_tensors, or a runner named `runner_name` on the model with exactly
   // `names` marked.
   TensorMap fetch_tensors(const ModelPtr& model, const TensorMap& feed,

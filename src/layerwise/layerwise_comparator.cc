@@ -59,7 +59,10 @@ BatchFetcher backend_batches(const ConfiguredBackend& backend, const ModelPtr& m
 class SlicedBatches {
  public:
   SlicedBatches(const ConfiguredBackend& backend, const ModelPtr& model, std::string runner_name)
-      : backend_(backend), model_(model), slicer_(model), runner_name_(std::move(runner_name)) {
+      : backend_(backend.for_batches()),
+        model_(model),
+        slicer_(model),
+        runner_name_(std::move(runner_name)) {
     const auto& nodes = model->graph.nodes;
     for (size_t i = 0; i < nodes.size(); ++i) {
       for (const auto& in : nodes[i].inputs)
@@ -178,7 +181,7 @@ class SlicedBatches {
     return kept_->infer(feed);
   }
 
-  const ConfiguredBackend& backend_;
+  const ConfiguredBackend backend_;  // configured for short-lived batch runners
   ModelPtr model_;
   onnx_io::ModelSlicer slicer_;
   std::string runner_name_;

@@ -56,6 +56,11 @@ Backend onnxrt_backend() {
       {"--ort-custom-op-lib", Kind::kList, "Custom-op libraries to register with ONNX Runtime"},
   };
   b.configure = [](const BackendOptionValues& v) { return std::any(ort_options(v)); };
+  b.for_batches = [](const std::any& config) {
+    OrtOptions o = std::any_cast<const OrtOptions&>(config);
+    o.cpu_mem_arena = false;
+    return std::any(o);
+  };
   b.make_runner = [](Loader<ModelPtr> model, const std::any& config, const std::string& name) {
     return make_onnxrt_runner(std::move(model), std::any_cast<const OrtOptions&>(config), name);
   };

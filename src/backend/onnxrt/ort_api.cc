@@ -29,6 +29,7 @@ Api bind_api(const void* table) {
   bind<9>(api.Run, slots);
   bind<10>(api.CreateSessionOptions, slots);
   bind<11>(api.SetOptimizedModelFilePath, slots);
+  bind<19>(api.DisableCpuMemArena, slots);
   bind<22>(api.SetSessionLogSeverityLevel, slots);
   bind<23>(api.SetSessionGraphOptimizationLevel, slots);
   bind<24>(api.SetIntraOpNumThreads, slots);

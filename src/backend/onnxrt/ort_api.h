@@ -78,6 +78,7 @@ struct Api {
   Status* (*CreateSessionOptions)(SessionOptions** out);  // 10, <=1.14
   // Where ONNX Runtime saves the model after its graph optimizations (char path on Linux).
   Status* (*SetOptimizedModelFilePath)(SessionOptions*, const char* path);  // 11, <=1.14
+  Status* (*DisableCpuMemArena)(SessionOptions*);                           // 19, <=1.14
   Status* (*SetSessionLogSeverityLevel)(SessionOptions*, int level);        // 22, <=1.14
   Status* (*SetSessionGraphOptimizationLevel)(SessionOptions*, int level);  // 23, <=1.14
   Status* (*SetIntraOpNumThreads)(SessionOptions*, int threads);            // 24, <=1.14

@@ -188,6 +188,8 @@ class OrtSessionBuilder {
       ort::check(api(),
                  api().SetOptimizedModelFilePath(so.get(), options_.optimized_model_path.c_str()),
                  fmt::format("set the optimized model path '{}'", options_.optimized_model_path));
+    if (!options_.cpu_mem_arena)
+      ort::check(api(), api().DisableCpuMemArena(so.get()), "turn the CPU memory arena off");
     if (options_.intra_op_threads > 0)
       ort::check(api(), api().SetIntraOpNumThreads(so.get(), options_.intra_op_threads),
                  "set the intra-op thread count");

@@ -45,6 +45,9 @@ struct OrtOptions {
   // When set, ONNX Runtime saves the model it optimized there (an .onnx path), as its session
   // option optimized_model_filepath does.
   std::string optimized_model_path;
+  // ONNX Runtime's CPU memory arena (its default); off for the batch runners of layer-wise runs,
+  // where the arena would keep what each batch allocated.
+  bool cpu_mem_arena = true;
 };
 
 // A live ONNX Runtime session and what the runner needs to know about it.

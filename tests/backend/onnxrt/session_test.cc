@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/registry.h"
 #include "ort_test_util.h"
 #include "support/test_util.h"
 
@@ -156,6 +157,23 @@ TEST(OrtSession, ThreadsAndOptimizationLevels) {
   OrtOptions bad_level;
   bad_level.graph_optimization_level = 5;
   EXPECT_THROW(SessionFromOnnxBytes(bytes, bad_level)(), UsageError);
+}
+
+// Layer-wise batch runners (Backend::for_batches) run without ONNX Runtime's CPU arena: the
+// session option is accepted (on 1.17 and 1.30 alike) and the results do not change.
+TEST(OrtSession, WithoutTheCpuMemoryArena) {
+  ort_runtime();
+  OrtOptions options;
+  options.cpu_mem_arena = false;
+  EXPECT_TRUE(run_session(SessionFromOnnxBytes(testing::model_bytes_from_text(kAffine), options))
+                  .at("y")
+                  .equals(expected_affine()));
+  const Backend* onnxrt = BackendRegistry::global().find("onnxrt");
+  ASSERT_NE(onnxrt, nullptr);
+  ASSERT_TRUE(onnxrt->for_batches);
+  const ConfiguredBackend plain{onnxrt, std::any(OrtOptions{})};
+  EXPECT_TRUE(std::any_cast<const OrtOptions&>(plain.config).cpu_mem_arena);
+  EXPECT_FALSE(std::any_cast<const OrtOptions&>(plain.for_batches().config).cpu_mem_arena);
 }
 
 TEST(OrtSession, OptimizationLevelNames) {
