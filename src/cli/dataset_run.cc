@@ -143,18 +143,9 @@ bool is_dataset_results(const RunResults& results) {
 std::string generate_dataset_script(const RunArgs& args, const ComparatorOptions& cmp,
                                     const std::vector<ConfiguredBackend>& backends,
                                     const std::string& command) {
-  std::vector<RunnerScript> runner_scripts;
-  std::vector<std::string> imports;
-  for (const ConfiguredBackend& b : backends) {
-    if (!b.backend->script)
-      fail_usage(
-          "failed to run backend '{}' from Python (--dask, or a script): it has no Python "
-          "form; run the dataset in process (--dataset)",
-          b.backend->name);
-    runner_scripts.push_back(b.backend->script(b.config));
-    for (const auto& line : runner_scripts.back().imports)
-      if (std::find(imports.begin(), imports.end(), line) == imports.end()) imports.push_back(line);
-  }
+  const RunnerScripts scripts = runner_scripts_of(backends, "run from Python (--dask, or a script)",
+                                                  "run the dataset in process (--dataset)");
+  const std::vector<RunnerScript>& runner_scripts = scripts.runners;
   const Shard shard = args.dataset.parsed_shard();
   std::string s = fmt::format(
       "#!/usr/bin/env python3\n"
@@ -172,11 +163,7 @@ std::string generate_dataset_script(const RunArgs& args, const ComparatorOptions
       "from parity.dataset import FileFeeds, run_dataset, write_dataset_report\n"
       "from parity.json import load_json\n"
       "from parity.logger import G_LOGGER\n\n\n",
-      PARITY_VERSION, command, [&] {
-        std::string lines;
-        for (const auto& line : imports) lines += line + "\n";
-        return lines;
-      }());
+      PARITY_VERSION, command, scripts.import_lines);
   // setup() runs once per process that runs feeds (each Dask worker), so it builds everything
   // a worker needs; its result is cached there.
   s += "def setup():\n";

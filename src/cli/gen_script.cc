@@ -133,6 +133,24 @@ std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp)
   return fmt::format("CompareFunc.simple({})", fmt::join(kw, ", "));
 }
 
+RunnerScripts runner_scripts_of(const std::vector<ConfiguredBackend>& backends,
+                                const std::string& what, const std::string& instead) {
+  RunnerScripts out;
+  std::vector<std::string> imports;
+  for (const ConfiguredBackend& b : backends) {
+    if (!b.backend->script)
+      fail_usage("failed to {} for backend '{}': it has no Python form; {}", what, b.backend->name,
+                 instead);
+    out.runners.push_back(b.backend->script(b.config));
+    for (const auto& line : out.runners.back().imports)
+      if (std::find(imports.begin(), imports.end(), line) == imports.end()) {
+        imports.push_back(line);
+        out.import_lines += line + "\n";
+      }
+  }
+  return out;
+}
+
 std::string script_main_block() {
   return fmt::format(
       "def report_status(status):\n"
@@ -161,18 +179,9 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                                 const std::vector<ConfiguredBackend>& backends,
                                 const std::string& command) {
   const int severity = logging_severity(args.logging);
-  std::vector<RunnerScript> runner_scripts;
-  std::vector<std::string> imports;
-  for (const ConfiguredBackend& b : backends) {
-    if (!b.backend->script)
-      fail_usage(
-          "failed to write a script for backend '{}': it has no Python form; run the "
-          "command without --gen-script",
-          b.backend->name);
-    runner_scripts.push_back(b.backend->script(b.config));
-    for (const auto& line : runner_scripts.back().imports)
-      if (std::find(imports.begin(), imports.end(), line) == imports.end()) imports.push_back(line);
-  }
+  const RunnerScripts scripts =
+      runner_scripts_of(backends, "write a script", "run the command without --gen-script");
+  const std::vector<RunnerScript>& runner_scripts = scripts.runners;
 
   std::string s;
   auto out = std::back_inserter(s);
@@ -196,11 +205,7 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                  "from parity.json import load_json, save_json\n"
                  "from parity.logger import G_LOGGER\n\n\n"
                  "def main():\n",
-                 PARITY_VERSION, command, [&] {
-                   std::string lines;
-                   for (const auto& line : imports) lines += line + "\n";
-                   return lines;
-                 }());
+                 PARITY_VERSION, command, scripts.import_lines);
   if (severity != static_cast<int>(Severity::kInfo))
     fmt::format_to(out, "    G_LOGGER.severity = {}\n", severity);
   for (const auto& f : args.logging.log_format)

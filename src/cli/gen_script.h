@@ -14,6 +14,16 @@ namespace parity::cli {
 // status there as its last act, so that a script that ended early cannot pass the run.
 inline constexpr const char* kVerdictFileVariable = "PARITY_VERDICT_FILE";
 
+// The Python form of each backend's runner (Backend::script) and their imports, each once as
+// "from ... import ...\n" lines. A backend without one is a UsageError: "failed to <what> for
+// backend 'x': it has no Python form; <instead>".
+struct RunnerScripts {
+  std::vector<RunnerScript> runners;
+  std::string import_lines;
+};
+RunnerScripts runner_scripts_of(const std::vector<ConfiguredBackend>& backends,
+                                const std::string& what, const std::string& instead);
+
 // The end of every script parity generates and may run itself: `main()` is called, errors are
 // reported as `parity run` reports them, and the exit status is written to the verdict file.
 // The script must import os, sys, parity and G_LOGGER.

@@ -3,6 +3,7 @@
 // not copied into memory. Locations are checked so that a model cannot read outside its folder.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -10,10 +11,17 @@
 #include "core/tensor.h"
 
 namespace onnx {
+class GraphProto;
 class TensorProto;
-}
+}  // namespace onnx
 
 namespace parity::onnx_io {
+
+// Calls `fn` on every tensor of the graph: initializers, sparse initializers and attribute
+// tensors, in subgraphs too (what a writer of external data must visit).
+void visit_tensors(::onnx::GraphProto& g, const std::function<void(::onnx::TensorProto&)>& fn);
+// Whether the tensor's bytes live in an external file.
+bool is_external(const ::onnx::TensorProto& t);
 
 // A read-only view of a whole file, unmapped when the last tensor using it goes away.
 struct MappedFile {

@@ -17,29 +17,6 @@ namespace parity::onnx_io {
 
 namespace {
 
-using TensorVisitor = std::function<void(::onnx::TensorProto&)>;
-
-// Calls `fn` on every tensor of the graph: initializers, sparse initializers and attribute
-// tensors, in subgraphs too.
-void visit_tensors(::onnx::GraphProto& g, const TensorVisitor& fn) {
-  for (auto& t : *g.mutable_initializer()) fn(t);
-  for (auto& s : *g.mutable_sparse_initializer()) {
-    fn(*s.mutable_values());
-    fn(*s.mutable_indices());
-  }
-  for (auto& node : *g.mutable_node())
-    for (auto& a : *node.mutable_attribute()) {
-      if (a.has_t()) fn(*a.mutable_t());
-      for (auto& t : *a.mutable_tensors()) fn(t);
-      if (a.has_g()) visit_tensors(*a.mutable_g(), fn);
-      for (auto& sub : *a.mutable_graphs()) visit_tensors(sub, fn);
-    }
-}
-
-bool is_external(const ::onnx::TensorProto& t) {
-  return t.data_location() == ::onnx::TensorProto::EXTERNAL;
-}
-
 bool has_external_data(const ::onnx::GraphProto& g) {
   for (const auto& t : g.initializer())
     if (is_external(t)) return true;
@@ -118,6 +95,25 @@ void save_model(const ir::Model& model, const std::string& path) {
   copy.proto = std::make_shared<::onnx::ModelProto>(*model.proto);
   relocate_external_data(*copy.proto, source_dir, path + ".data");
   write_bytes(path, serialize_model(copy));
+}
+
+void visit_tensors(::onnx::GraphProto& g, const std::function<void(::onnx::TensorProto&)>& fn) {
+  for (auto& t : *g.mutable_initializer()) fn(t);
+  for (auto& s : *g.mutable_sparse_initializer()) {
+    fn(*s.mutable_values());
+    fn(*s.mutable_indices());
+  }
+  for (auto& node : *g.mutable_node())
+    for (auto& a : *node.mutable_attribute()) {
+      if (a.has_t()) fn(*a.mutable_t());
+      for (auto& t : *a.mutable_tensors()) fn(t);
+      if (a.has_g()) visit_tensors(*a.mutable_g(), fn);
+      for (auto& sub : *a.mutable_graphs()) visit_tensors(sub, fn);
+    }
+}
+
+bool is_external(const ::onnx::TensorProto& t) {
+  return t.data_location() == ::onnx::TensorProto::EXTERNAL;
 }
 
 }  // namespace parity::onnx_io

@@ -7,36 +7,11 @@
 #include "core/logger.h"
 #include "core/py_format.h"
 #include "io/json.h"
+#include "report/html_report.h"
 
 namespace parity {
 
 namespace {
-
-std::string escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 constexpr char kStyle[] =
     "body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
@@ -77,13 +52,14 @@ std::string render_dataset_report(const DatasetSummary& summary, size_t worst,
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Parity dataset report"
       "</title><style>{}</style></head><body>\n<h1>Parity dataset report</h1>\n<p><code>{}"
       "</code></p>\n<p class={}><b>{}</b>: runners {}, {} feeds, {} ran, {} passed</p>\n",
-      kStyle, escape(command), passed ? "pass" : "fail", passed ? "PASSED" : "FAILED",
-      escape(format_name_list(summary.runners())), all.size(), summary.ran_count(),
+      kStyle, html_escape(command), passed ? "pass" : "fail", passed ? "PASSED" : "FAILED",
+      html_escape(format_name_list(summary.runners())), all.size(), summary.ran_count(),
       summary.passed_count());
   std::string failed_to_run;
   for (const DatasetIteration& it : all)
     for (const std::string& e : it.errors)
-      failed_to_run += fmt::format("<tr><td>{}</td><td class=l>{}</td></tr>", it.index, escape(e));
+      failed_to_run +=
+          fmt::format("<tr><td>{}</td><td class=l>{}</td></tr>", it.index, html_escape(e));
   if (!failed_to_run.empty())
     out +=
         "<h2>Feeds that failed to run</h2><table><tr><th>feed</th><th class=l>error</th>"
@@ -91,14 +67,14 @@ std::string render_dataset_report(const DatasetSummary& summary, size_t worst,
         failed_to_run + "</table>\n";
   for (size_t p = 0; p < summary.pairs().size(); ++p) {
     const auto& [a, b] = summary.pairs()[p];
-    out += fmt::format("<h2>{} vs. {}</h2>\n", escape(a), escape(b));
+    out += fmt::format("<h2>{} vs. {}</h2>\n", html_escape(a), html_escape(b));
     std::vector<std::string> failing;
     for (const DatasetIteration& it : all)
       if (it.ran() && !it.passed(p)) failing.push_back(std::to_string(it.index));
     if (!failing.empty())
       out += fmt::format("<p class=fail>Failing iterations: {}</p>\n", fmt::join(failing, ", "));
     for (const OutputErrorDistribution& d : error_distributions(summary, p, worst)) {
-      out += fmt::format("<h3>Output {}: {}/{} iterations passed</h3>\n", escape(d.output),
+      out += fmt::format("<h3>Output {}: {}/{} iterations passed</h3>\n", html_escape(d.output),
                          d.passed, d.compared);
       out +=
           "<table><tr><th class=l>per-iteration max error</th><th>min</th><th>median</th>"

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "comparator/comparator.h"
@@ -32,6 +33,9 @@ struct HtmlReportData {
 };
 
 std::string render_html_report(const HtmlReportData& data);
+
+// Text for HTML content or a quoted attribute: & < > " ' escaped (shared by every page here).
+std::string html_escape(std::string_view s);
 
 // The report of a run compared with Polygraphy's all-outputs path: the verdicts are
 // `accuracy`'s, the statistics and pictures measured again from `results` with `options`.

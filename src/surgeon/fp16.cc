@@ -58,10 +58,10 @@ int64_t opset_of(const ::onnx::ModelProto& model, const std::string& domain) {
       *out->add_initializer() = t;
       continue;
     }
-    ::onnx::TensorProto* stub = out->add_initializer();
-    stub->set_name(t.name());
-    stub->set_data_type(t.data_type());
-    *stub->mutable_dims() = t.dims();
+    ::onnx::TensorProto* typed_only = out->add_initializer();  // type and dims, no data
+    typed_only->set_name(t.name());
+    typed_only->set_data_type(t.data_type());
+    *typed_only->mutable_dims() = t.dims();
   }
   return copy;
 }

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/logger.h"
+#include "onnx/external_data.h"
 #include "surgeon/types.h"
 
 namespace fs = std::filesystem;
@@ -20,27 +21,8 @@ namespace parity::surgeon {
 
 namespace {
 
-using TensorVisitor = std::function<void(::onnx::TensorProto&)>;
-
-// Every tensor of the graph: initializers, sparse initializers, attribute tensors, in bodies too.
-void visit_tensors(::onnx::GraphProto& g, const TensorVisitor& fn) {
-  for (auto& t : *g.mutable_initializer()) fn(t);
-  for (auto& s : *g.mutable_sparse_initializer()) {
-    fn(*s.mutable_values());
-    fn(*s.mutable_indices());
-  }
-  for (auto& node : *g.mutable_node())
-    for (auto& a : *node.mutable_attribute()) {
-      if (a.has_t()) fn(*a.mutable_t());
-      for (auto& t : *a.mutable_tensors()) fn(t);
-      if (a.has_g()) visit_tensors(*a.mutable_g(), fn);
-      for (auto& sub : *a.mutable_graphs()) visit_tensors(sub, fn);
-    }
-}
-
-bool is_external(const ::onnx::TensorProto& t) {
-  return t.data_location() == ::onnx::TensorProto::EXTERNAL;
-}
+using onnx_io::is_external;
+using onnx_io::visit_tensors;
 
 std::string external_location(const ::onnx::TensorProto& t) {
   for (const auto& kv : t.external_data())
