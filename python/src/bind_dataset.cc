@@ -231,22 +231,38 @@ void bind_dataset(py::module_& m) {
       });
 
   // A DataLoader travels to Dask workers as its options, and each worker makes the same feeds
-  // (iteration i from seed + i) for its own runners' inputs. The user's input metadata
-  // (--input-shapes) does not travel yet.
+  // (iteration i from seed + i) for its own runners' inputs: every option travels, the user's
+  // input metadata (--input-shapes) and the deprecated int/float ranges included.
   py::reinterpret_borrow<py::class_<DataLoader, FeedSource>>(m.attr("DataLoader"))
       .def(py::pickle(
           [](const DataLoader& d) {
             const DataLoaderOptions& o = d.options();
-            if (!o.input_metadata.empty())
-              fail_usage(
-                  "failed to send a DataLoader with input_metadata to other processes: Parity "
-                  "cannot send it yet; leave input shapes to the model, or run in one process");
+            auto optional_number = [](const std::optional<double>& v) {
+              return v ? py::object(py::float_(*v)) : py::object(py::none());
+            };
             py::dict ranges;
             for (const auto& [name, r] : o.val_range)
               ranges[py::str(name)] =
-                  py::make_tuple(r.min ? py::object(py::float_(*r.min)) : py::object(py::none()),
-                                 r.max ? py::object(py::float_(*r.max)) : py::object(py::none()));
-            return py::make_tuple(o.seed, o.iterations, ranges);
+                  py::make_tuple(optional_number(r.min), optional_number(r.max));
+            py::list metadata;
+            for (const TensorMeta& meta : o.input_metadata) {
+              py::object dtype = meta.dtype
+                                     ? py::object(py::int_(static_cast<int32_t>(*meta.dtype)))
+                                     : py::object(py::none());
+              py::object shape = py::none();
+              if (meta.shape) {
+                py::list dims;
+                for (const Dim& dim : *meta.shape)
+                  dims.append(py::make_tuple(dim.value, dim.param));
+                shape = dims;
+              }
+              metadata.append(py::make_tuple(meta.name, dtype, shape));
+            }
+            auto optional_range = [](const std::optional<std::pair<double, double>>& r) {
+              return r ? py::object(py::make_tuple(r->first, r->second)) : py::object(py::none());
+            };
+            return py::make_tuple(o.seed, o.iterations, ranges, metadata,
+                                  optional_range(o.int_range), optional_range(o.float_range));
           },
           [](const py::tuple& t) {
             DataLoaderOptions o;
@@ -259,6 +275,27 @@ void bind_dataset(py::module_& m) {
               if (!pair[1].is_none()) v.max = pair[1].cast<double>();
               o.val_range[name.cast<std::string>()] = v;
             }
+            for (auto item : t[3].cast<py::list>()) {
+              auto meta = item.cast<py::tuple>();
+              std::optional<DataType> dtype;
+              if (!meta[1].is_none()) dtype = static_cast<DataType>(meta[1].cast<int32_t>());
+              std::optional<DimList> shape;
+              if (!meta[2].is_none()) {
+                shape.emplace();
+                for (auto dim : meta[2].cast<py::list>()) {
+                  auto d = dim.cast<py::tuple>();
+                  shape->push_back(Dim{d[0].cast<int64_t>(), d[1].cast<std::string>()});
+                }
+              }
+              o.input_metadata.add(meta[0].cast<std::string>(), dtype, std::move(shape));
+            }
+            auto range_of = [](const py::object& r) -> std::optional<std::pair<double, double>> {
+              if (r.is_none()) return std::nullopt;
+              auto pair = r.cast<py::tuple>();
+              return std::pair{pair[0].cast<double>(), pair[1].cast<double>()};
+            };
+            o.int_range = range_of(t[4]);
+            o.float_range = range_of(t[5]);
             return DataLoader(o);
           }));
 

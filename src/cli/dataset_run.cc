@@ -41,13 +41,6 @@ void refuse_unstreamable(const RunArgs& args, const ComparatorOptions& cmp,
         "PROTOCOL://HOST:PORT or HOST:PORT (tcp://10.0.0.5:8786); give the model before --dask, "
         "or --dask alone for a local cluster",
         address);
-  if (args.dataset.uses_dask() && !args.data.input_shapes.empty() &&
-      args.data.load_inputs.empty() && args.data_loader_script.empty())
-    refuse("--input-shapes",
-           "with --dask, generated feeds are made on the workers, which get the data loader's seed "
-           "and value "
-           "ranges but not yet its shapes; save the feeds to files (--save-inputs in a plain run) "
-           "and give them with --load-inputs");
   if (backends.empty() && args.dataset.uses_dask())
     refuse("--dask without runners", "there is nothing to run on the cluster");
   if (backends.empty() && !args.dataset.shard.empty())

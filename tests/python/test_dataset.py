@@ -320,3 +320,54 @@ def test_memory_does_not_grow_with_the_dataset(tmp_path):
     status_large, large = peak_rss_kib(["run", *common, "--iterations", "400"])
     assert status_small == status_large == 0
     assert large < small + 40 * 1024, (small, large)
+
+
+def test_data_loader_pickles_with_every_option():
+    # Dask sends a DataLoader to its workers by pickling it: the user's shapes and dtypes and
+    # the deprecated ranges must travel, or the workers would make other feeds than this process.
+    import pickle
+    import warnings
+
+    from parity.comparator import TensorMetadata
+
+    metadata = TensorMetadata().add("x", np.float32, (3, 2, WIDTH)).add("n", None, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        original = DataLoader(seed=9, iterations=3, input_metadata=metadata,
+                              val_range={"": (-2.0, 2.0), "x": (0.5, None)},
+                              int_range=(1, 4), float_range=(-1.0, 1.0))
+    copy = pickle.loads(pickle.dumps(original))
+    assert copy.input_metadata is not None
+    assert str(copy.input_metadata) == str(original.input_metadata)
+    assert pickle.dumps(copy) == pickle.dumps(original)
+    model_inputs = TensorMetadata().add("x", np.float32, ("batch", "batch", WIDTH))
+    original.input_metadata = model_inputs
+    copy.input_metadata = model_inputs
+    for i in range(3):
+        a, b = original[i], copy[i]
+        assert a["x"].shape == (3, 2, WIDTH)  # the user's shape, not the model's
+        assert np.array_equal(a["x"], b["x"])
+
+
+def test_cli_dask_takes_input_shapes_to_the_workers(tmp_path):
+    rng = np.random.RandomState(0)
+    w = (rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32)
+    model = save_model(tmp_path / "dynamic.onnx",
+                       [helper.make_node("MatMul", ["x", "W"], ["m"]),
+                        helper.make_node("Tanh", ["m"], ["y"])],
+                       [tensor("x", TensorProto.FLOAT, ["batch", WIDTH])],
+                       [tensor("y", TensorProto.FLOAT, ["batch", WIDTH])],
+                       initializers=[numpy_helper.from_array(w, "W")])
+    local_out, dask_out = tmp_path / "local.json", tmp_path / "dask.json"
+    common = ["--pluginref", "--onnxrt", "--iterations", "6", "--input-shapes", "x:[5,16]",
+              "--atol", "1e-6", "--rtol", "1e-6"]
+    local = cli("run", model, *common, "--dataset", "--save-outputs", local_out)
+    remote = cli("run", model, *common, "--dask", "--dask-workers", "2", "--dask-batch", "2",
+                 "--save-outputs", dask_out)
+    assert local.returncode == 0, local.stdout + local.stderr
+    assert remote.returncode == 0, remote.stdout + remote.stderr
+    assert summary_text(remote.stdout) == summary_text(local.stdout)
+    assert masked_json(dask_out) == masked_json(local_out)
+    saved = parity.json.load_json(str(dask_out))
+    assert len(saved) == 2 and all(len(iterations) == 6 for _, iterations in saved)
+    assert all(np.asarray(it["y"]).shape == (5, WIDTH) for _, its in saved for it in its)
