@@ -101,11 +101,29 @@ def _feeds(data_loader, shard):
             yield i, feed
 
 
-def _batches(feeds, batch_size):
+def _feed_count(data_loader, shard):
+    """How many feeds the shard has, when the data loader knows its length; else None."""
+    try:
+        total = len(data_loader)
+    except TypeError:
+        return None
+    index_of_shard, count = shard
+    return max(0, (total - index_of_shard + count - 1) // count)
+
+
+def _batches(feeds, batch_size, remaining=None, workers=1):
+    """Batches of at most batch_size feeds. With the number of feeds known, they shrink toward
+    the end (guided scheduling: at most remaining / (2 x workers)), so the workers finish
+    together instead of one waiting for the other's last full batch."""
     batch = []
     for item in feeds:
         batch.append(item)
-        if len(batch) == batch_size:
+        size = batch_size
+        if remaining is not None:
+            size = max(1, min(batch_size, -(-remaining // (2 * workers))))
+        if len(batch) == size:
+            if remaining is not None:
+                remaining -= len(batch)
             yield batch
             batch = []
     if batch:
@@ -124,7 +142,8 @@ def run_dataset(setup, data_loader=None, address=None, n_workers=2, batch_size=8
             of feed dicts. Default: DataLoader().
         address (str): The scheduler of an existing cluster; None starts a local cluster of
             ``n_workers`` worker processes on loopback (closed when the run ends).
-        batch_size (int): Feeds per task.
+        batch_size (int): Feeds per task, at most: when the number of feeds is known, the
+            last batches are smaller, so that the workers finish together.
         shard ((int, int)): (index, count): only the iterations i with i % count == index.
         save_outputs_path (str): Workers return full outputs, saved there as
             ``parity run --dataset --save-outputs`` saves them.
@@ -191,7 +210,8 @@ def run_dataset(setup, data_loader=None, address=None, n_workers=2, batch_size=8
                 key=f"parity-batch-{key}-{batch[0][0]}", pure=False,
             )
 
-        batches = _batches(_feeds(data_loader, shard), int(batch_size))
+        batches = _batches(_feeds(data_loader, shard), int(batch_size),
+                           _feed_count(data_loader, shard), workers)
         futures = as_completed()
         for _ in range(limit):
             batch = next(batches, None)

@@ -371,3 +371,16 @@ def test_cli_dask_takes_input_shapes_to_the_workers(tmp_path):
     saved = parity.json.load_json(str(dask_out))
     assert len(saved) == 2 and all(len(iterations) == 6 for _, iterations in saved)
     assert all(np.asarray(it["y"]).shape == (5, WIDTH) for _, its in saved for it in its)
+
+
+def test_dask_batches_shrink_toward_the_end():
+    from parity.distributed import _batches
+
+    sizes = [len(b) for b in _batches(((i, None) for i in range(128)), 16, 128, 2)]
+    assert sum(sizes) == 128 and max(sizes) == 16
+    assert sizes[:5] == [16] * 5 and sizes[-4:] == [1, 1, 1, 1]
+    assert sizes == sorted(sizes, reverse=True)
+    flat = [i for b in _batches(((i, None) for i in range(128)), 16, 128, 2) for i, _ in b]
+    assert flat == list(range(128))
+    # Unknown length (a generator, files): every batch full but the last.
+    assert [len(b) for b in _batches(((i, None) for i in range(10)), 4)] == [4, 4, 2]
