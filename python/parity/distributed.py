@@ -25,6 +25,8 @@ Generated data (a ``DataLoader``) is made on the workers from its seed; other fe
 generator) are read here and sent with their batch.
 """
 import collections
+import ctypes
+import os
 import threading
 
 from parity import _parity
@@ -39,10 +41,51 @@ _STATE = {}
 _STATE_LOCK = threading.Lock()
 
 
+def _restore_malloc_defaults():
+    """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also turns off
+    glibc's adaptive mmap threshold: every intermediate tensor of more than 128 KiB is then a
+    fresh mmap, page-faulted and zeroed on every feed, which cost the reference backend 12-14 %
+    of its time (bench/README.md). Parity's runners allocate the same sizes feed after feed, so
+    set what the adaptive threshold would settle at (glibc's maximum: 32 MiB, and twice that
+    for trimming)."""
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's <malloc.h>
+        libc.mallopt(m_mmap_threshold, 32 << 20)
+        libc.mallopt(m_trim_threshold, 64 << 20)
+    except (OSError, AttributeError):  # not glibc: nothing to restore
+        pass
+
+
+def _pin_to_one_core():
+    """On a local cluster Parity started, worker k runs on the k-th CPU of its affinity mask
+    (round robin), so workers do not migrate between cores and the reference backend's
+    default thread count (the affinity mask's size) is one thread per worker."""
+    if os.environ.get("PARITY_DASK_PIN_WORKERS") != "1":
+        return
+    try:
+        from distributed import get_worker
+
+        index = int(get_worker().name)
+    except (ImportError, ValueError, TypeError):
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    core = {cpus[index % len(cpus)]}
+    for task in os.listdir("/proc/self/task"):  # every thread of the process, not only this one
+        try:
+            os.sched_setaffinity(int(task), core)
+        except OSError:
+            pass
+
+
 def _worker_state(key, setup, strict_inputs):
     with _STATE_LOCK:
         state = _STATE.get(key)
         if state is None:
+            _restore_malloc_defaults()
+            _pin_to_one_core()
             # The client prints the run; per-feed lines in every worker would interleave.
             _parity.set_severity(G_LOGGER.CRITICAL)
             made = setup()
@@ -69,13 +112,15 @@ def _run_batch(key, setup, strict_inputs, keep_outputs, batch, data_loader):
     return feed_runner.names, out
 
 
-def local_cluster(n_workers=2, threads_per_worker=1):
-    """A cluster of worker processes on this machine, listening on loopback only."""
+def local_cluster(n_workers=2, threads_per_worker=1, pin_workers=True):
+    """A cluster of worker processes on this machine, listening on loopback only. With
+    ``pin_workers``, each worker runs its feeds on one core of this process's affinity mask."""
     from distributed import LocalCluster
 
     return LocalCluster(
         n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True,
         host="127.0.0.1", dashboard_address=None, silence_logs=50,
+        env={"PARITY_DASK_PIN_WORKERS": "1" if pin_workers else "0"},
     )
 
 

@@ -384,3 +384,23 @@ def test_dask_batches_shrink_toward_the_end():
     assert flat == list(range(128))
     # Unknown length (a generator, files): every batch full but the last.
     assert [len(b) for b in _batches(((i, None) for i in range(10)), 4)] == [4, 4, 2]
+
+
+def _affinity():
+    return sorted(os.sched_getaffinity(0))
+
+
+def test_local_cluster_workers_run_on_their_own_cores(tmp_path):
+    from distributed import Client
+
+    from parity.distributed import local_cluster, run_dataset as run_distributed
+
+    setup = functools.partial(setup_runners, matmul_tanh_model(tmp_path / "model.onnx"))
+    cpus = sorted(os.sched_getaffinity(0))
+    with local_cluster(n_workers=2) as cluster, Client(cluster) as client:
+        run_distributed(setup, DataLoader(iterations=4), client=client, batch_size=1)
+        masks = list(client.run(_affinity).values())
+    assert all(len(mask) == 1 for mask in masks), masks
+    if len(cpus) >= 2:
+        assert masks[0] != masks[1]
+    assert all(mask[0] in cpus for mask in masks)
