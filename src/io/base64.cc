@@ -18,6 +18,25 @@ constexpr std::array<int8_t, 256> make_table() {
 }
 constexpr auto kTable = make_table();
 
+// The same table with each value already shifted into its place in a 24-bit group, for the
+// fast path: four look-ups and three ORs make three bytes. kInvalid marks characters outside
+// the alphabet ('=' included), so one test covers a whole group.
+constexpr uint32_t kInvalid = 1u << 31;
+constexpr std::array<uint32_t, 256> make_shifted(int shift) {
+  std::array<uint32_t, 256> t{};
+  for (int c = 0; c < 256; ++c)
+    t[c] = kTable[c] < 0 ? kInvalid : static_cast<uint32_t>(kTable[c]) << shift;
+  return t;
+}
+constexpr auto kShift18 = make_shifted(18);
+constexpr auto kShift12 = make_shifted(12);
+constexpr auto kShift6 = make_shifted(6);
+constexpr auto kShift0 = make_shifted(0);
+
+inline uint32_t group(const unsigned char* p) {
+  return kShift18[p[0]] | kShift12[p[1]] | kShift6[p[2]] | kShift0[p[3]];
+}
+
 }  // namespace
 
 void base64_append(std::string& out, std::string_view bytes) {
@@ -54,23 +73,39 @@ std::string base64_encode(std::string_view bytes) {
 // has started, nothing after the padding that completes a group, and the last group either
 // whole or padded. Padding after a whole group is ignored, as Python ignores it.
 std::optional<std::string> base64_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() / 4 * 3 + 2);
+  std::string out(text.size() / 4 * 3 + 3, '\0');
+  char* dst = out.data();
   uint32_t acc = 0;
   int quad_pos = 0, pads = 0, bits = 0;
   bool padding = false;
   size_t i = 0;
-  // Fast path: whole groups of four alphabet characters, all but the last group.
-  for (; i + 4 < text.size(); i += 4) {
-    int a = kTable[static_cast<unsigned char>(text[i])];
-    int b = kTable[static_cast<unsigned char>(text[i + 1])];
-    int c = kTable[static_cast<unsigned char>(text[i + 2])];
-    int d = kTable[static_cast<unsigned char>(text[i + 3])];
-    if ((a | b | c | d) < 0) break;  // '=' or a stray character: the careful loop decides
-    uint32_t v = (uint32_t(a) << 18) | (uint32_t(b) << 12) | (uint32_t(c) << 6) | uint32_t(d);
-    char bytes[3] = {static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
-    out.append(bytes, 3);
+  const auto* src = reinterpret_cast<const unsigned char*>(text.data());
+  // Fast path: whole groups of four alphabet characters, all but the last group, two groups
+  // per step (a quarter of the loop's tests); a stray or '=' character leaves it for the
+  // careful loop below, which decides.
+  for (; i + 8 < text.size(); i += 8) {
+    const uint32_t a = group(src + i), b = group(src + i + 4);
+    if ((a | b) & kInvalid) break;
+    dst[0] = static_cast<char>(a >> 16);
+    dst[1] = static_cast<char>(a >> 8);
+    dst[2] = static_cast<char>(a);
+    dst[3] = static_cast<char>(b >> 16);
+    dst[4] = static_cast<char>(b >> 8);
+    dst[5] = static_cast<char>(b);
+    dst += 6;
   }
+  for (; i + 4 < text.size(); i += 4) {
+    const uint32_t v = group(src + i);
+    if (v & kInvalid) break;
+    dst[0] = static_cast<char>(v >> 16);
+    dst[1] = static_cast<char>(v >> 8);
+    dst[2] = static_cast<char>(v);
+    dst += 3;
+  }
+  auto finish = [&] {
+    out.resize(static_cast<size_t>(dst - out.data()));
+    return std::move(out);
+  };
   for (; i < text.size(); ++i) {
     char c = text[i];
     if (c == '=') {
@@ -78,7 +113,7 @@ std::optional<std::string> base64_decode(std::string_view text) {
       padding = true;
       if (quad_pos >= 2 && quad_pos + ++pads >= 4) {
         if (i + 1 < text.size()) return std::nullopt;  // data after the padding
-        return out;
+        return finish();
       }
       continue;
     }
@@ -88,12 +123,12 @@ std::optional<std::string> base64_decode(std::string_view text) {
     bits += 6;
     if (bits >= 8) {  // a whole byte is known; bits a padded group leaves over are dropped
       bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
+      *dst++ = static_cast<char>((acc >> bits) & 0xFF);
     }
     quad_pos = (quad_pos + 1) % 4;
   }
   if (quad_pos != 0) return std::nullopt;  // an unpadded partial group
-  return out;
+  return finish();
 }
 
 }  // namespace parity::io

@@ -342,8 +342,39 @@ std::optional<std::string> latin1_bytes(const std::string& utf8) {
   return out;
 }
 
+// The payloads the parser decoded for the document being read (run_results_from_json and
+// inputs_from_json set it for their parse): arrays are viewed in those buffers, not copied.
+thread_local const DecodedPayloads* t_payloads = nullptr;
+
+struct PayloadScope {
+  DecodedPayloads payloads;
+  const DecodedPayloads* outer = t_payloads;
+  PayloadScope() { t_payloads = &payloads; }
+  ~PayloadScope() { t_payloads = outer; }
+  PayloadScope(const PayloadScope&) = delete;
+  PayloadScope& operator=(const PayloadScope&) = delete;
+};
+
+std::shared_ptr<std::string> decoded_buffer(const Json& payload) {
+  if (!t_payloads || !payload.is_binary()) return nullptr;
+  const auto& id = payload.get_binary();
+  if (!id.has_subtype() || id.subtype() != DecodedPayloads::kSubtype || id.size() != 8)
+    return nullptr;
+  uint64_t index = 0;
+  for (int b = 0; b < 8; ++b) index |= static_cast<uint64_t>(id[static_cast<size_t>(b)]) << (8 * b);
+  return index < t_payloads->buffers.size() ? t_payloads->buffers[index] : nullptr;
+}
+
 Tensor decode_payload(const Json& obj, const std::string& what) {
   const Json& payload = member(obj, "array", what);
+  if (std::shared_ptr<std::string> bytes = decoded_buffer(payload)) {
+    try {
+      return is_npz(*bytes) ? load_array_bytes(*bytes) : npy_decode_in_place(std::move(bytes));
+    } catch (const Error& e) {
+      fail("failed to read {}: as base64, {}; the payload must be base64 of an .npy or .npz file",
+           what, e.what());
+    }
+  }
   if (!payload.is_string())
     fail("failed to read {} with an \"array\" of JSON type {}: it must be a string", what,
          payload.type_name());
@@ -543,7 +574,8 @@ std::string run_results_to_json(const RunResults& results) {
 }
 
 RunResults run_results_from_json(const std::string& text) {
-  Json j = parse_json(text);
+  PayloadScope scope;
+  Json j = parse_json(text, &scope.payloads);
   std::string cls = class_of(j);
   if (cls != "RunResults") {
     if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&
@@ -593,7 +625,8 @@ std::string inputs_to_json(const std::vector<TensorMap>& feeds) {
 }
 
 std::vector<TensorMap> inputs_from_json(const std::string& text) {
-  Json j = parse_json(text);
+  PayloadScope scope;
+  Json j = parse_json(text, &scope.payloads);
   if (!j.is_array()) {
     std::string cls = class_of(j);
     if (!cls.empty() && cls != "ndarray" && cls != "LazyArray" && cls != "LazyNumpyArray" &&

@@ -1,6 +1,8 @@
 #include "io/json_parser.h"
 #include "io/utf8.h"
 
+#include <optional>
+
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "io/base64.h"
 
 namespace parity::io {
 
@@ -20,7 +23,7 @@ constexpr int kMaxDepth = 512;
 
 class Parser {
  public:
-  explicit Parser(std::string_view text) : s_(text) {}
+  Parser(std::string_view text, DecodedPayloads* payloads) : s_(text), payloads_(payloads) {}
 
   Json document() {
     Json v = value(0);
@@ -91,6 +94,7 @@ class Parser {
       if (i_ >= s_.size() || s_[i_] != '"') error("a key string");
       std::string key = string();
       if (!accept(':')) error("':'");
+      if (payloads_ && key == "array" && decoded_payload(obj[key])) continue;
       obj[std::move(key)] = value(depth + 1);  // a repeated key keeps its last value
     } while (accept(','));
     if (!accept('}')) error("',' or '}'");
@@ -106,6 +110,29 @@ class Parser {
     } while (accept(','));
     if (!accept(']')) error("',' or ']'");
     return arr;
+  }
+
+  // A string value that is whole valid base64 is decoded into a new buffer of payloads_, and
+  // `slot` holds its index; anything else (escapes, latin-1 text of old files) is left to the
+  // string parser.
+  bool decoded_payload(Json& slot) {
+    skip_space();
+    if (i_ >= s_.size() || s_[i_] != '"') return false;
+    const char* begin = s_.data() + i_ + 1;
+    const size_t left = s_.size() - i_ - 1;
+    const void* quote = std::memchr(begin, '"', left);
+    if (!quote) return false;
+    const std::string_view text(begin,
+                                static_cast<size_t>(static_cast<const char*>(quote) - begin));
+    std::optional<std::string> bytes = base64_decode(text);
+    if (!bytes) return false;
+    const uint64_t index = payloads_->buffers.size();
+    payloads_->buffers.push_back(std::make_shared<std::string>(std::move(*bytes)));
+    Json::binary_t::container_type id(8);
+    for (int b = 0; b < 8; ++b) id[static_cast<size_t>(b)] = static_cast<uint8_t>(index >> (8 * b));
+    slot = Json::binary(std::move(id), DecodedPayloads::kSubtype);
+    i_ += text.size() + 2;  // both quotes
+    return true;
   }
 
   uint32_t hex4() {
@@ -228,11 +255,14 @@ class Parser {
   }
 
   std::string_view s_;
+  DecodedPayloads* payloads_;
   size_t i_ = 0;
 };
 
 }  // namespace
 
-nlohmann::ordered_json parse_json(std::string_view text) { return Parser(text).document(); }
+nlohmann::ordered_json parse_json(std::string_view text, DecodedPayloads* payloads) {
+  return Parser(text, payloads).document();
+}
 
 }  // namespace parity::io

@@ -9,6 +9,8 @@
 #include "io/utf8.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -410,6 +412,23 @@ Tensor npy_decode(const std::string& bytes) {
   if (*dtype == DataType::kBool)
     for (size_t i = 0; i < n; ++i) dst[i] = dst[i] != 0;  // a bool is 0 or 1
   return t;
+}
+
+Tensor npy_decode_in_place(std::shared_ptr<std::string> bytes) {
+  const Header h = parse_header(*bytes);
+  std::string_view d = h.descr;
+  if (h.fortran_order || d.size() < 2 || !(d[0] == '<' || d[0] == '|')) return npy_decode(*bytes);
+  const auto dtype = dtype_from_numpy_descr(std::string("<") += d.substr(1));
+  if (!dtype || *dtype == DataType::kString) return npy_decode(*bytes);
+  const size_t elem = dtype_storage_bytes(*dtype, 1);
+  if (elem == 0) return npy_decode(*bytes);
+  const size_t n = checked_numel(h, elem, bytes->size() - h.data_offset);
+  char* data = bytes->data() + h.data_offset;
+  if (reinterpret_cast<uintptr_t>(data) % std::min<size_t>(elem, alignof(std::max_align_t)) != 0)
+    return npy_decode(*bytes);  // a view must be aligned for its element type
+  if (*dtype == DataType::kBool)
+    for (size_t i = 0; i < n; ++i) data[i] = data[i] != 0;  // a bool is 0 or 1
+  return Tensor::borrow(*dtype, h.shape, data, std::move(bytes));
 }
 
 void save_npy(const std::string& path, const Tensor& t) { write_file(path, npy_encode(t)); }

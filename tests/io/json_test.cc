@@ -288,6 +288,59 @@ open(D + '/legacy_inputs.json', 'w').write(dumps([{'x': legacy('ndarray', {'arra
   EXPECT_TRUE(feeds[0].at("x").equals(load_npy(dir.file("a.npy"))));
 }
 
+// Payloads are decoded while the file is parsed and arrays viewed in the decoded buffer where
+// their layout allows (numeric, little-endian, C order, aligned); every other layout takes the
+// copying path. Each one is checked against the .npy NumPy wrote of the same array.
+TEST(Json, DecodedPayloadsOfEveryLayoutEqualNumpy) {
+  TempDir dir;
+  ASSERT_TRUE(python_in(dir, std::string(kPolygraphyEncoders) + R"(
+rng = np.random.default_rng(3)
+arrays = {
+    'f32': rng.standard_normal((4, 5)).astype(np.float32),
+    'f64_big_endian': rng.standard_normal((3,)).astype('>f8'),
+    'fortran': np.asfortranarray(rng.standard_normal((3, 4))),
+    'bools': np.array([True, False, True]),
+    'c64': (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64),
+    'empty': np.zeros((0, 3), np.float32),
+    'scalar': np.float64(2.5),
+    'strings': np.array(['a', 'bcd']),
+    'u8': rng.integers(0, 255, (7,), dtype=np.uint8),
+}
+for k, v in arrays.items():
+    np.save(f'{D}/{k}.npy', np.array(v, order='C').astype(v.dtype.newbyteorder('=')))
+outputs = {k: v for k, v in arrays.items()}
+# An .npy whose data starts at an odd offset (a hand-made header): not aligned for float64.
+raw = npy_bytes(arrays['f32'].astype(np.float64))
+hlen = int.from_bytes(raw[8:10], 'little')
+stripped = raw[10:10 + hlen].rstrip(b' \n')
+header = stripped + b' ' * ((5 - (10 + len(stripped) + 1)) % 8) + b'\n'
+assert (10 + len(header)) % 8 == 5
+odd = raw[:8] + len(header).to_bytes(2, 'little') + header + raw[10 + hlen:]
+np.save(f'{D}/unaligned.npy', arrays['f32'].astype(np.float64))
+it = iteration({k: v for k, v in outputs.items()}, 1.0, 'r')
+it['outputs']['unaligned'] = {'values': {'array': base64.b64encode(odd).decode(),
+                                        'polygraphy_class': 'ndarray'},
+                              'polygraphy_class': 'LazyArray'}
+open(D + '/results.json', 'w').write(dumps(run_results([['r', [it]]])))
+)"));
+  RunResults results = load_run_results(dir.file("results.json"));
+  const IterationResult& it = results[0].second.at(0);
+  for (const char* name : {"f32", "f64_big_endian", "fortran", "bools", "c64", "empty", "scalar",
+                           "strings", "u8", "unaligned"})
+    EXPECT_TRUE(it.outputs.at(name).equals(load_npy(dir.file(std::string(name) + ".npy")))) << name;
+}
+
+// Valid base64 of something that is not an array: the message says both.
+TEST(Json, DecodedPayloadThatIsNoArrayIsAnError) {
+  const std::string text = R"({"lst": [["r", [{"outputs": {"x": {"array": ")" +
+                           base64_encode("not an npy file") + R"(", "polygraphy_class":
+      "ndarray"}}, "runtime": 1.0, "runner_name": "r", "polygraphy_class": "IterationResult"}]]],
+      "polygraphy_class": "RunResults"})";
+  const std::string message = error_of([&] { run_results_from_json(text); });
+  EXPECT_NE(message.find("as base64"), std::string::npos) << message;
+  EXPECT_NE(message.find("must be base64 of an .npy or .npz file"), std::string::npos) << message;
+}
+
 TEST(Json, UnknownClassesUsePolygraphysMessage) {
   const std::string message =
       "Could not decode serialized type: Tensor. This could be because a required module is "
