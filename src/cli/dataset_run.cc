@@ -48,6 +48,10 @@ void refuse_unstreamable(const RunArgs& args, const ComparatorOptions& cmp,
            "and value "
            "ranges but not yet its shapes; save the feeds to files (--save-inputs in a plain run) "
            "and give them with --load-inputs");
+  if (!args.save_onnx.output.empty() && args.dataset.uses_dask())
+    refuse("--save-onnx with --dask",
+           "the workers load the model themselves; save it with 'parity run --save-onnx' "
+           "without --dask, or with 'parity surgeon sanitize -o'");
   if (backends.empty() && args.dataset.uses_dask())
     refuse("--dask without runners", "there is nothing to run on the cluster");
   if (backends.empty() && !args.dataset.shard.empty())
@@ -86,7 +90,7 @@ RunEnd compare_saved(const RunArgs& args, const ComparatorOptions& cmp,
 RunEnd run_in_process(const RunArgs& args, const ComparatorOptions& cmp,
                       const std::vector<ConfiguredBackend>& backends) {
   const Shard shard = args.dataset.parsed_shard();
-  ModelPtr loaded = args.model.loader()();
+  ModelPtr loaded = runner_model_loader(args)();
   std::vector<std::unique_ptr<Runner>> owned;
   for (const ConfiguredBackend& b : backends)
     owned.push_back(b.make_runner(Loader<ModelPtr>(loaded)));

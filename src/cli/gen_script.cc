@@ -196,7 +196,8 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                  "import parity\n"
                  "from parity.backend.common import InvokeFromScript, ModelFromScript, "
                  "invoke_from_script\n"
-                 "from parity.backend.onnx import ModifyOutputs, OnnxFromPath\n"
+                 "from parity.backend.onnx import InferShapes, ModifyOutputs, OnnxFromPath, "
+                 "SaveOnnx\n"
                  "{}"
                  "from parity.comparator import (Comparator, CompareFunc, DataLoader, "
                  "PostprocessFunc,\n"
@@ -226,6 +227,7 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                    py_str(args.model.model_file), py_str(args.model.external_data_dir),
                    py_bool(args.model.ignore_external_data));
   }
+  if (args.model.shape_inference) fmt::format_to(out, "    load_model = InferShapes(load_model)\n");
   if (!args.model.onnx_outputs.empty() || !args.model.onnx_exclude_outputs.empty()) {
     std::string outputs = args.model.mark_all()             ? "MARK_ALL"
                           : args.model.onnx_outputs.empty() ? "None"
@@ -234,6 +236,16 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                    "    load_model = ModifyOutputs(load_model, outputs={}, "
                    "exclude_outputs={})\n",
                    outputs, py_list(args.model.onnx_exclude_outputs));
+  }
+  if (!args.save_onnx.output.empty()) {
+    // Polygraphy's SaveOnnx line, with the options as parsed (the threshold in bytes).
+    const onnx_io::SaveOptions save = args.save_onnx.options(args.model.path());
+    fmt::format_to(out,
+                   "    load_model = SaveOnnx(load_model, path={}, external_data_path={}, "
+                   "size_threshold={}, all_tensors_to_one_file={})\n",
+                   py_str(args.save_onnx.output),
+                   save.external_data_path ? py_str(*save.external_data_path) : "None",
+                   save.size_threshold, py_bool(save.all_tensors_to_one_file));
   }
   fmt::format_to(out, "\n    # Data loader\n{}",
                  data_loader_code(args.data, args.data_loader_script));
