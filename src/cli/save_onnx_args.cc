@@ -10,7 +10,8 @@ onnx_io::SaveOptions SaveOnnxArgs::options(const std::string& input_path) const 
   if (external_data_option && external_data_option->count() > 0)
     o.external_data_path = external_data_path.empty() ? "" : external_data_path.front();
   if (!size_threshold.empty())
-    o.size_threshold = parse_byte_size("--external-data-size-threshold", size_threshold);
+    o.size_threshold = parse_byte_size("--external-data-size-threshold", size_threshold,
+                                       /*allow_zero=*/true);
   o.all_tensors_to_one_file = !no_all_tensors_to_one_file;
   o.input_path = input_path;
   return o;

@@ -11,12 +11,16 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
 #include "core/error.h"
 #include "core/logger.h"
 #include "onnx/external_data.h"
+#include "onnx/model_io.h"
 #include "onnx/proto_convert.h"
 
 namespace fs = std::filesystem;
@@ -143,6 +147,30 @@ void list_initializers_as_inputs(::onnx::GraphProto& g) {
   }
 }
 
+// Marked outputs that the file gives no type for (intermediate tensors of a model without
+// value_info) get the one ONNX's shape inference tells, since the checker refuses a graph output
+// without a type (Polygraphy writes such models). The value_info is kept as it was: only
+// --shape-inference adds it.
+void type_untyped_outputs(::onnx::ModelProto& proto) {
+  auto untyped = [&] {
+    std::vector<std::string> names;
+    for (const auto& o : proto.graph().output())
+      if (!o.has_type()) names.push_back(o.name());
+    return names;
+  };
+  if (untyped().empty()) return;
+  const auto value_info = proto.graph().value_info();
+  infer_shapes(proto, /*error_ok=*/true);
+  *proto.mutable_graph()->mutable_value_info() = value_info;
+  const std::vector<std::string> still = untyped();
+  if (!still.empty())
+    logger().warning(
+        "The saved model's output(s) {} have no type: ONNX shape inference cannot tell it, "
+        "and onnx.checker refuses such a model; give them types (parity surgeon sanitize), or "
+        "mark other tensors",
+        fmt::format("{}", fmt::join(still, ", ")));
+}
+
 }  // namespace
 
 void save_model_proto(::onnx::ModelProto& proto, const std::string& source_dir_name,
@@ -238,6 +266,7 @@ void save_model(const ir::Model& model, const std::string& path, const SaveOptio
         "can be saved",
         model.graph.name, path);
   ::onnx::ModelProto copy = *model.proto;
+  type_untyped_outputs(copy);
   save_model_proto(copy, model.external_data_dir, model.path, path, options);
 }
 
