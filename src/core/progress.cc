@@ -11,11 +11,17 @@ namespace parity {
 namespace {
 
 std::atomic<bool> g_enabled{false};
-std::mutex g_mutex;    // guards g_shown and the writes to stderr
-bool g_shown = false;  // a progress line is on the terminal now
+std::mutex g_mutex;  // guards g_shown and the writes to stderr
+size_t g_shown = 0;  // the length of the progress line on the terminal now (0: none)
 
-// "\r" to the start of the line, ESC[K erases to its end.
-constexpr char kErase[] = "\r\033[K";
+// Overwrites the line with spaces and goes back to its start: plain characters only, no escape
+// sequences, so that a terminal without them (or NO_COLOR) shows the same.
+void erase_locked() {
+  if (g_shown == 0) return;
+  const std::string blank = "\r" + std::string(g_shown, ' ') + "\r";
+  std::fputs(blank.c_str(), stderr);
+  g_shown = 0;
+}
 
 }  // namespace
 
@@ -25,10 +31,9 @@ bool progress_enabled() { return g_enabled; }
 void clear_progress_line() {
   if (!g_enabled) return;
   std::lock_guard lock(g_mutex);
-  if (!g_shown) return;
-  std::fputs(kErase, stderr);
+  if (g_shown == 0) return;
+  erase_locked();
   std::fflush(stderr);
-  g_shown = false;
 }
 
 Progress::Progress(std::string label, size_t total) : label_(std::move(label)), total_(total) {}
@@ -41,13 +46,14 @@ void Progress::update(size_t done) {
   if (!g_enabled) return;
   const auto now = std::chrono::steady_clock::now();
   if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
-  const std::string line = fmt::format("{}{} {}/{} ({}%)", kErase, label_, done, total_,
-                                       total_ ? done * 100 / total_ : 100);
+  const std::string line =
+      fmt::format("{} {}/{} ({}%)", label_, done, total_, total_ ? done * 100 / total_ : 100);
   std::fflush(stdout);  // what the log printed comes first on a shared terminal
   std::lock_guard lock(g_mutex);
+  erase_locked();
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
-  g_shown = true;
+  g_shown = line.size();
   drawn_ = true;
   last_draw_ = now;
 }

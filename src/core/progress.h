@@ -1,8 +1,8 @@
 // A progress line for long runs ("pluginref-runner-N0 | Iteration 3/100"), drawn in place on
 // stderr when it is a terminal, so that a run of thousands of nodes or iterations shows that it
 // is moving. It never reaches a pipe or a file: the CLI enables it only when stderr is a
-// terminal and --silent is not given, and the logger clears it (with \r) before each line it
-// prints, so log lines stay whole; the next update draws it again.
+// terminal and --silent is not given, and the logger clears it (\r, spaces over it, \r) before
+// each line it prints, so log lines stay whole; the next update draws it again.
 #pragma once
 
 #include <chrono>
