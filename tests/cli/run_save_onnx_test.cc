@@ -330,5 +330,50 @@ TEST(RunSaveOnnx, GeneratedScriptsCarryTheFlags) {
   expect_same_values(model, out, {"mark", "all"}, dir);
 }
 
+// The line of the fixture that starts with `start` (without its newline), "" if none.
+std::string fixture_line(const std::string& text, const std::string& start) {
+  const size_t at = text.find("\n" + start);
+  if (at == std::string::npos) return "";
+  return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+TEST(RunSaveOnnx, PrintsAndScriptsAsPolygraphyDoes) {
+  TempDir dir;
+  write_model(dir.file("m.onnx"));
+  // Polygraphy's line, with the path as given, after the model is loaded.
+  const std::string printed =
+      read_text(source_path("tests/cli/fixtures/polygraphy_run_save_onnx.txt"));
+  const std::string saving = fixture_line(printed, "[I] Saving ONNX model to: ");
+  ASSERT_EQ(saving, "[I] Saving ONNX model to: out.onnx");
+  auto r = run_command("cd '" + dir.path().string() +
+                       "' && '" PARITY_CLI
+                       "' run m.onnx --onnxrt --onnx-outputs mark all --save-onnx out.onnx "
+                       "--log-format no-colors");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "\n" + saving + "\n")) << r.output;
+  EXPECT_LT(r.output.find("[I] Loading model: "), r.output.find(saving)) << r.output;
+  EXPECT_TRUE(fs::exists(dir.file("out.onnx")));
+
+  // Polygraphy's script saves with the same keyword arguments, in the same loader order.
+  const std::string script =
+      read_text(source_path("tests/cli/fixtures/polygraphy_run_save_onnx_script.py"));
+  const std::string save_line = fixture_line(script, "save_onnx = SaveOnnx(modify_outputs, ");
+  ASSERT_FALSE(save_line.empty()) << script;
+  const std::string arguments = save_line.substr(save_line.find(", ") + 2);
+  auto g = run_command("cd '" + dir.path().string() +
+                       "' && '" PARITY_CLI
+                       "' run m.onnx --onnxrt --save-onnx out.onnx --onnx-outputs mark all "
+                       "--shape-inference --save-external-data ext.bin "
+                       "--external-data-size-threshold 1K --no-save-all-tensors-to-one-file "
+                       "--gen-script run.py");
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  const std::string ours = read_text(dir.file("run.py"));
+  EXPECT_TRUE(has(ours, "load_model = SaveOnnx(load_model, " + arguments + "\n"))
+      << arguments << "\n"
+      << ours;
+  EXPECT_LT(script.find("InferShapes("), script.find("ModifyOnnxOutputs("));
+  EXPECT_LT(ours.find("InferShapes("), ours.find("ModifyOutputs(load_model"));
+}
+
 }  // namespace
 }  // namespace parity::testing
