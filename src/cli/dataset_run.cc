@@ -160,7 +160,7 @@ std::string generate_dataset_script(const RunArgs& args, const ComparatorOptions
       "import sys\n\n"
       "import parity\n"
       "from parity.backend.common import InvokeFromScript, invoke_from_script\n"
-      "from parity.backend.onnx import ModifyOutputs, OnnxFromPath\n"
+      "from parity.backend.onnx import InferShapes, ModifyOutputs, OnnxFromPath, SaveOnnx\n"
       "{}"
       "from parity.comparator import CompareFunc, DataLoader, TensorMetadata\n"
       "from parity.constants import MARK_ALL\n"
@@ -177,6 +177,7 @@ std::string generate_dataset_script(const RunArgs& args, const ComparatorOptions
       "    load_model = OnnxFromPath({}, external_data_dir={}, ignore_external_data={})\n",
       py_str(args.model.model_file), py_str(args.model.external_data_dir),
       py_bool(args.model.ignore_external_data));
+  if (args.model.shape_inference) s += "    load_model = InferShapes(load_model)\n";
   if (!args.model.onnx_outputs.empty() || !args.model.onnx_exclude_outputs.empty()) {
     std::string outputs = args.model.mark_all()             ? "MARK_ALL"
                           : args.model.onnx_outputs.empty() ? "None"
@@ -184,6 +185,7 @@ std::string generate_dataset_script(const RunArgs& args, const ComparatorOptions
     s += fmt::format("    load_model = ModifyOutputs(load_model, outputs={}, exclude_outputs={})\n",
                      outputs, py_list(args.model.onnx_exclude_outputs));
   }
+  s += save_onnx_code(args);  // (refused with --dask: each worker would write it)
   s += "    model = load_model()\n    runners = [\n";
   for (const RunnerScript& r : runner_scripts) s += fmt::format("        {},\n", r.expression);
   s += fmt::format("    ]\n    return runners, {}\n\n\n", compare_func_code(args, cmp));

@@ -175,6 +175,17 @@ std::string script_main_block() {
       kVerdictFileVariable);
 }
 
+std::string save_onnx_code(const RunArgs& args) {
+  if (args.save_onnx.output.empty()) return "";
+  const onnx_io::SaveOptions save = args.save_onnx.options(args.model.path());
+  return fmt::format(
+      "    load_model = SaveOnnx(load_model, path={}, external_data_path={}, size_threshold={}, "
+      "all_tensors_to_one_file={})\n",
+      py_str(args.save_onnx.output),
+      save.external_data_path ? py_str(*save.external_data_path) : "None", save.size_threshold,
+      py_bool(save.all_tensors_to_one_file));
+}
+
 std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cmp,
                                 const std::vector<ConfiguredBackend>& backends,
                                 const std::string& command) {
@@ -237,16 +248,7 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                    "exclude_outputs={})\n",
                    outputs, py_list(args.model.onnx_exclude_outputs));
   }
-  if (!args.save_onnx.output.empty()) {
-    // Polygraphy's SaveOnnx line, with the options as parsed (the threshold in bytes).
-    const onnx_io::SaveOptions save = args.save_onnx.options(args.model.path());
-    fmt::format_to(out,
-                   "    load_model = SaveOnnx(load_model, path={}, external_data_path={}, "
-                   "size_threshold={}, all_tensors_to_one_file={})\n",
-                   py_str(args.save_onnx.output),
-                   save.external_data_path ? py_str(*save.external_data_path) : "None",
-                   save.size_threshold, py_bool(save.all_tensors_to_one_file));
-  }
+  fmt::format_to(out, "{}", save_onnx_code(args));
   fmt::format_to(out, "\n    # Data loader\n{}",
                  data_loader_code(args.data, args.data_loader_script));
 

@@ -330,6 +330,32 @@ TEST(RunSaveOnnx, GeneratedScriptsCarryTheFlags) {
   expect_same_values(model, out, {"mark", "all"}, dir);
 }
 
+TEST(RunSaveOnnx, DatasetRunsSaveTheModelTheirRunnersLoad) {
+  TempDir dir;
+  const std::string model = dir.file("m.onnx"), out = dir.file("out.onnx");
+  write_model(model);
+  auto r = run_parity({"run", model, "--pluginref", "--onnxrt", "--dataset", "--iterations", "2",
+                       "--shape-inference", "--save-onnx", out, "--save-external-data"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string d = describe(out);
+  EXPECT_TRUE(has(d, "checked")) << d;
+  EXPECT_TRUE(has(d, "value_info ['add', 'mm']")) << d;
+  EXPECT_TRUE(has(d, "init W external out.onnx.data")) << d;
+  expect_same_values(model, out, {}, dir);
+  // Its script carries them too; with --dask each worker would write the file, so it is refused.
+  const std::string script = dir.file("dataset.py");
+  ASSERT_EQ(run_parity({"run", model, "--pluginref", "--onnxrt", "--dataset", "--shape-inference",
+                        "--save-onnx", out, "--gen-script", script})
+                .exit_code,
+            0);
+  const std::string text = read_text(script);
+  EXPECT_TRUE(has(text, "load_model = InferShapes(load_model)\n")) << text;
+  EXPECT_TRUE(has(text, "load_model = SaveOnnx(load_model, path='" + out + "'")) << text;
+  auto dask = run_parity({"run", model, "--pluginref", "--onnxrt", "--dask", "--save-onnx", out});
+  EXPECT_EQ(dask.exit_code, 2) << dask.output;
+  EXPECT_TRUE(has(dask.output, "failed to use --save-onnx with --dask")) << dask.output;
+}
+
 // The line of the fixture that starts with `start` (without its newline), "" if none.
 std::string fixture_line(const std::string& text, const std::string& start) {
   const size_t at = text.find("\n" + start);
