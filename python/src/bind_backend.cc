@@ -3,7 +3,9 @@
 #include "backend/onnxrt/runner.h"
 #include "backend/ref/plugin.h"
 #include "backend/ref/runner.h"
+#include "onnx/loaders.h"
 #include "onnx/model_io.h"
+#include "onnx/save_model.h"
 #include "py_util.h"
 
 namespace parity::python {
@@ -181,10 +183,26 @@ void bind_backend(py::module_& m) {
         return onnx_io::modify_outputs(*model, outputs, mark_all, exclude);
       },
       py::arg("model"), py::arg("outputs"), py::arg("mark_all"), py::arg("exclude"));
-  m.def("save_onnx", [](const ModelPtr& model, const std::string& path) {
-    py::gil_scoped_release nogil;
-    onnx_io::save_model(*model, path);
-  });
+  m.def(
+      "infer_shapes_model",
+      [](const ModelPtr& model, bool error_ok) {
+        py::gil_scoped_release nogil;
+        return InferShapes(Loader<ModelPtr>(model), onnx_io::LoadOptions{}, error_ok)();
+      },
+      py::arg("model"), py::arg("error_ok") = true);
+  m.def(
+      "save_onnx",
+      [](const ModelPtr& model, const std::string& path, py::object external_data_path,
+         long long size_threshold, bool all_tensors_to_one_file) {
+        onnx_io::SaveOptions o;
+        if (!external_data_path.is_none()) o.external_data_path = py::str(external_data_path);
+        if (size_threshold >= 0) o.size_threshold = static_cast<size_t>(size_threshold);
+        o.all_tensors_to_one_file = all_tensors_to_one_file;
+        py::gil_scoped_release nogil;
+        onnx_io::save_model(*model, path, o);
+      },
+      py::arg("model"), py::arg("path"), py::arg("external_data_path") = py::none(),
+      py::arg("size_threshold") = -1, py::arg("all_tensors_to_one_file") = true);
 
   py::class_<Runner, std::shared_ptr<Runner>>(m, "Runner")
       .def_property_readonly("name", &Runner::name)

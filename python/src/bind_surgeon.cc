@@ -8,7 +8,7 @@
 #include "surgeon/extract.h"
 #include "surgeon/fold.h"
 #include "surgeon/fp16.h"
-#include "surgeon/save.h"
+#include "surgeon/model_file.h"
 #include "surgeon/shape_inference.h"
 #include "surgeon/upper_bound.h"
 
@@ -121,7 +121,7 @@ void bind_surgeon(py::module_& m) {
       [](const py::bytes& model, const std::string& external_data_dir, const std::string& path,
          py::object external_data_path, long long size_threshold, bool all_tensors_to_one_file) {
         surgeon::ModelFile file = parse(model, external_data_dir);
-        surgeon::SaveOptions o;
+        onnx_io::SaveOptions o;
         if (!external_data_path.is_none()) o.external_data_path = py::str(external_data_path);
         if (size_threshold >= 0) o.size_threshold = static_cast<size_t>(size_threshold);
         o.all_tensors_to_one_file = all_tensors_to_one_file;

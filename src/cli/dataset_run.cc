@@ -41,6 +41,10 @@ void refuse_unstreamable(const RunArgs& args, const ComparatorOptions& cmp,
         "PROTOCOL://HOST:PORT or HOST:PORT (tcp://10.0.0.5:8786); give the model before --dask, "
         "or --dask alone for a local cluster",
         address);
+  if (!args.save_onnx.output.empty() && args.dataset.uses_dask())
+    refuse("--save-onnx with --dask",
+           "the workers load the model themselves; save it with 'parity run --save-onnx' "
+           "without --dask, or with 'parity surgeon sanitize -o'");
   if (backends.empty() && args.dataset.uses_dask())
     refuse("--dask without runners", "there is nothing to run on the cluster");
   if (backends.empty() && !args.dataset.shard.empty())
@@ -79,7 +83,7 @@ RunEnd compare_saved(const RunArgs& args, const ComparatorOptions& cmp,
 RunEnd run_in_process(const RunArgs& args, const ComparatorOptions& cmp,
                       const std::vector<ConfiguredBackend>& backends) {
   const Shard shard = args.dataset.parsed_shard();
-  ModelPtr loaded = args.model.loader()();
+  ModelPtr loaded = runner_model_loader(args)();
   std::vector<std::unique_ptr<Runner>> owned;
   for (const ConfiguredBackend& b : backends)
     owned.push_back(b.make_runner(Loader<ModelPtr>(loaded)));
@@ -149,7 +153,7 @@ std::string generate_dataset_script(const RunArgs& args, const ComparatorOptions
       "import sys\n\n"
       "import parity\n"
       "from parity.backend.common import InvokeFromScript, invoke_from_script\n"
-      "from parity.backend.onnx import ModifyOutputs, OnnxFromPath\n"
+      "from parity.backend.onnx import InferShapes, ModifyOutputs, OnnxFromPath, SaveOnnx\n"
       "{}"
       "from parity.comparator import CompareFunc, DataLoader, TensorMetadata\n"
       "from parity.constants import MARK_ALL\n"
@@ -166,6 +170,7 @@ std::string generate_dataset_script(const RunArgs& args, const ComparatorOptions
       "    load_model = OnnxFromPath({}, external_data_dir={}, ignore_external_data={})\n",
       py_str(args.model.model_file), py_str(args.model.external_data_dir),
       py_bool(args.model.ignore_external_data));
+  if (args.model.shape_inference) s += "    load_model = InferShapes(load_model)\n";
   if (!args.model.onnx_outputs.empty() || !args.model.onnx_exclude_outputs.empty()) {
     std::string outputs = args.model.mark_all()             ? "MARK_ALL"
                           : args.model.onnx_outputs.empty() ? "None"
@@ -173,6 +178,7 @@ std::string generate_dataset_script(const RunArgs& args, const ComparatorOptions
     s += fmt::format("    load_model = ModifyOutputs(load_model, outputs={}, exclude_outputs={})\n",
                      outputs, py_list(args.model.onnx_exclude_outputs));
   }
+  s += save_onnx_code(args);  // (refused with --dask: each worker would write it)
   s += "    model = load_model()\n    runners = [\n";
   for (const RunnerScript& r : runner_scripts) s += fmt::format("        {},\n", r.expression);
   s += fmt::format("    ]\n    return runners, {}\n\n\n", compare_func_code(args, cmp));

@@ -175,6 +175,17 @@ std::string script_main_block() {
       kVerdictFileVariable);
 }
 
+std::string save_onnx_code(const RunArgs& args) {
+  if (args.save_onnx.output.empty()) return "";
+  const onnx_io::SaveOptions save = args.save_onnx.options(args.model.path());
+  return fmt::format(
+      "    load_model = SaveOnnx(load_model, path={}, external_data_path={}, size_threshold={}, "
+      "all_tensors_to_one_file={})\n",
+      py_str(args.save_onnx.output),
+      save.external_data_path ? py_str(*save.external_data_path) : "None", save.size_threshold,
+      py_bool(save.all_tensors_to_one_file));
+}
+
 std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cmp,
                                 const std::vector<ConfiguredBackend>& backends,
                                 const std::string& command) {
@@ -196,7 +207,8 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                  "import parity\n"
                  "from parity.backend.common import InvokeFromScript, ModelFromScript, "
                  "invoke_from_script\n"
-                 "from parity.backend.onnx import ModifyOutputs, OnnxFromPath\n"
+                 "from parity.backend.onnx import InferShapes, ModifyOutputs, OnnxFromPath, "
+                 "SaveOnnx\n"
                  "{}"
                  "from parity.comparator import (Comparator, CompareFunc, DataLoader, "
                  "PostprocessFunc,\n"
@@ -226,6 +238,7 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                    py_str(args.model.model_file), py_str(args.model.external_data_dir),
                    py_bool(args.model.ignore_external_data));
   }
+  if (args.model.shape_inference) fmt::format_to(out, "    load_model = InferShapes(load_model)\n");
   if (!args.model.onnx_outputs.empty() || !args.model.onnx_exclude_outputs.empty()) {
     std::string outputs = args.model.mark_all()             ? "MARK_ALL"
                           : args.model.onnx_outputs.empty() ? "None"
@@ -235,6 +248,7 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
                    "exclude_outputs={})\n",
                    outputs, py_list(args.model.onnx_exclude_outputs));
   }
+  fmt::format_to(out, "{}", save_onnx_code(args));
   fmt::format_to(out, "\n    # Data loader\n{}",
                  data_loader_code(args.data, args.data_loader_script));
 

@@ -39,6 +39,9 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
 // `data_loader` (4-space indented), and the expression of the compare function.
 std::string data_loader_code(const DataLoaderArgs& data, const std::string& script);
 std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp);
+// The "    load_model = SaveOnnx(...)\n" line of --save-onnx (Polygraphy's keyword arguments, the
+// threshold in bytes), "" without it.
+std::string save_onnx_code(const RunArgs& args);
 
 // Writes the script to args.gen_script ("-" for stdout) and returns the exit status (0).
 int write_run_script(const RunArgs& args, const ComparatorOptions& cmp,

@@ -1,8 +1,13 @@
 #include "cli/logging_args.h"
 
-#include "core/error.h"
+#include <unistd.h>
 
+#include <cstdio>
 #include <optional>
+
+#include "core/error.h"
+#include "core/logger.h"
+#include "core/progress.h"
 
 namespace parity::cli {
 
@@ -65,6 +70,8 @@ std::vector<std::pair<std::string, Severity>> LoggingArgs::path_severities() con
 
 void apply_logging_args(const LoggingArgs& args) {
   logger().set_severity(args.severity());
+  // A progress line for long runs, only where a person watches: stderr on a terminal.
+  set_progress_enabled(!args.silent && isatty(fileno(stderr)) != 0);
   if (!args.silent)
     for (const auto& [path, s] : args.path_severities()) logger().set_path_severity(path, s);
   bool timestamp = false, line_info = false;

@@ -90,7 +90,7 @@ std::string ModelArgs::path() const {
   return ec ? file : absolute.string();
 }
 
-Loader<ModelPtr> ModelArgs::loader(bool marked) const {
+Loader<ModelPtr> ModelArgs::loader(bool marked_outputs) const {
   Loader<ModelPtr> model;
   if (is_script()) {
     model =
@@ -100,7 +100,12 @@ Loader<ModelPtr> ModelArgs::loader(bool marked) const {
   } else {
     model = OnnxFromPath(path(), load_options());
   }
-  if (!marked || !marks_outputs()) return model;
+  if (shape_inference) model = InferShapes(model, load_options());
+  return marked_outputs ? marked(model) : model;
+}
+
+Loader<ModelPtr> ModelArgs::marked(Loader<ModelPtr> model) const {
+  if (!marks_outputs()) return model;
   std::vector<std::string> names = mark_all() ? std::vector<std::string>{} : onnx_outputs;
   return ModifyOutputs(model, names, mark_all(), onnx_exclude_outputs);
 }

@@ -26,6 +26,9 @@ struct ModelArgs {
   bool ignore_external_data = false;
   std::vector<std::string> onnx_outputs;  // names, or the two tokens "mark all"
   std::vector<std::string> onnx_exclude_outputs;
+  // ONNX shape inference on the loaded model, before outputs are marked (run's
+  // --shape-inference; add_model_args does not add the flag).
+  bool shape_inference = false;
 
   bool mark_all() const;
   // "onnx" or "onnx-script": --model-type, else guessed (".py" is a script). UsageError for
@@ -40,9 +43,11 @@ struct ModelArgs {
   // Whether outputs are marked or unmarked (--onnx-outputs / --onnx-exclude-outputs).
   bool marks_outputs() const { return !onnx_outputs.empty() || !onnx_exclude_outputs.empty(); }
   onnx_io::LoadOptions load_options() const;
-  // The model loader these flags describe: the file, with the outputs marked as asked
-  // (unmarked with marked = false).
-  Loader<ModelPtr> loader(bool marked = true) const;
+  // The model loader these flags describe: the file, its shapes inferred if asked, with the
+  // outputs marked as asked (unmarked with marked_outputs = false).
+  Loader<ModelPtr> loader(bool marked_outputs = true) const;
+  // `model` with the outputs marked as --onnx-outputs / --onnx-exclude-outputs ask.
+  Loader<ModelPtr> marked(Loader<ModelPtr> model) const;
 };
 // `required` false: the model may be left out (`run --load-outputs a.json b.json` compares
 // saved results only).

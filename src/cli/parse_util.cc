@@ -205,7 +205,7 @@ TopKOptions parse_top_k(const std::vector<std::string>& tokens) {
   return options;
 }
 
-size_t parse_byte_size(const std::string& flag, const std::string& text) {
+size_t parse_byte_size(const std::string& flag, const std::string& text, bool allow_zero) {
   size_t digits = 0;
   while (digits < text.size() &&
          (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
@@ -219,12 +219,13 @@ size_t parse_byte_size(const std::string& flag, const std::string& text) {
       {"m", 0x1p20},   {"mb", 0x1p20}, {"mib", 0x1p20}, {"g", 0x1p30},  {"gb", 0x1p30},
       {"gib", 0x1p30}, {"t", 0x1p40},  {"tb", 0x1p40},  {"tib", 0x1p40}};
   for (const auto& [name, scale] : units)
-    if (value && digits > 0 && unit == name && *value * scale >= 1 && *value * scale < 0x1p62)
+    if (value && digits > 0 && unit == name && *value * scale >= (allow_zero ? 0 : 1) &&
+        *value * scale < 0x1p62)
       return static_cast<size_t>(*value * scale);
   fail_usage(
-      "failed to parse {} with value '{}': a size is a positive number of bytes with an "
+      "failed to parse {} with value '{}': a size is a {} number of bytes with an "
       "optional unit; valid units are K, M, G, T (powers of 1024, also KB/KiB...)",
-      flag, text);
+      flag, text, allow_zero ? "non-negative" : "positive");
 }
 
 }  // namespace parity::cli

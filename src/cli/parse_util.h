@@ -38,7 +38,8 @@ std::map<std::string, ValueRange> parse_val_ranges(const std::vector<std::string
 // --postprocess "[output:]top-K[,axis=A]" tokens.
 TopKOptions parse_top_k(const std::vector<std::string>& tokens);
 
-// "1073741824", "512M", "64KiB", "1g", "2GB": bytes (K/M/G/T are powers of 1024).
-size_t parse_byte_size(const std::string& flag, const std::string& text);
+// "1073741824", "512M", "64KiB", "1g", "2GB": bytes (K/M/G/T are powers of 1024). Zero only with
+// `allow_zero` (a threshold that every tensor passes).
+size_t parse_byte_size(const std::string& flag, const std::string& text, bool allow_zero = false);
 
 }  // namespace parity::cli

@@ -29,7 +29,22 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
   add_dataset_args(*sub, args.dataset);
   add_limit_args(*sub);
   add_script_args(*sub, args);
+  add_save_onnx_args(*sub, args.save_onnx, /*output_required=*/false, "--save-onnx");
+  const char* shapes = "ONNX Shape Inference";
+  sub->add_flag("--shape-inference,--do-shape-inference", args.model.shape_inference,
+                "Enable ONNX shape inference when loading the model")
+      ->group(shapes);
+  sub->add_flag("--no-onnxruntime-shape-inference", args.no_onnxruntime_shape_inference,
+                "Accepted for Polygraphy's command lines: Parity always uses ONNX's own shape "
+                "inference (libonnx), never ONNX Runtime's")
+      ->group(shapes);
   return sub;
+}
+
+Loader<ModelPtr> runner_model_loader(const RunArgs& args) {
+  Loader<ModelPtr> model = args.model.loader();
+  if (args.save_onnx.output.empty()) return model;
+  return SaveOnnx(model, args.save_onnx.output, args.save_onnx.options(args.model.path()));
 }
 
 namespace {
@@ -66,6 +81,13 @@ std::string why_not_layerwise(const RunArgs& args, const std::vector<ConfiguredB
   return "";
 }
 
+// The runner flags of the registered backends, for messages.
+std::string runner_flags() {
+  std::vector<std::string> flags;
+  for (const Backend* b : BackendRegistry::global().all()) flags.push_back(b->flag_list().front());
+  return fmt::format("{}", fmt::join(flags, ", "));
+}
+
 // Refuses flags that this run could not honour, before any work.
 void check_requests(const RunArgs& args, const std::vector<ConfiguredBackend>& backends,
                     const ComparatorOptions& cmp, const std::string& why_not_layerwise) {
@@ -87,12 +109,12 @@ void check_requests(const RunArgs& args, const std::vector<ConfiguredBackend>& b
     fail_usage(
         "failed to run: nothing to run or compare; select runners ({}) or give results "
         "to compare with --load-outputs",
-        [] {
-          std::vector<std::string> flags;
-          for (const Backend* b : BackendRegistry::global().all())
-            flags.push_back(b->flag_list().front());
-          return fmt::format("{}", fmt::join(flags, ", "));
-        }());
+        runner_flags());
+  if (!args.save_onnx.output.empty() && backends.empty())
+    fail_usage(
+        "failed to use --save-onnx '{}': it saves the model the runners load, and no runner is "
+        "selected; select runners ({})",
+        args.save_onnx.output, runner_flags());
   if (cmp.local_error && !why_not_layerwise.empty())
     fail_usage(
         "failed to use --local-error: it needs a layer-wise run, and this run is not one: "
@@ -262,7 +284,12 @@ RunVerdict run_layerwise(const RunArgs& args, const std::vector<ConfiguredBacken
     options.sink = &*saving;
   }
 
-  ModelPtr model = args.model.loader(/*marked=*/false)();  // layer-wise marks its own
+  ModelPtr model = args.model.loader(/*marked_outputs=*/false)();  // layer-wise marks its own
+  // --save-onnx: the model with the tensors marked as the flags mark them, as a runner of the
+  // all-outputs path would load it (layer-wise runners load slices of it).
+  if (!args.save_onnx.output.empty())
+    SaveOnnx(args.model.marked(model), args.save_onnx.output,
+             args.save_onnx.options(args.model.path()))();
   check_input_names(args, *model);
   check_output_names(cmp, marked_tensor_names(*model, options));
   if (backends.size() == 1 && cmp.load_outputs.empty()) {
@@ -315,6 +342,7 @@ RunVerdict run_layerwise(const RunArgs& args, const std::vector<ConfiguredBacken
 RunEnd run_command(const RunArgs& args) {
   // Parse every value before any work, so a malformed flag fails in milliseconds.
   const ComparatorOptions cmp = args.comparator.parse();
+  if (!args.save_onnx.output.empty()) args.save_onnx.options(args.model.path());
   const std::vector<ConfiguredBackend> backends = args.backends.configure();
   const std::string why_not = why_not_layerwise(args, backends, cmp);
   check_requests(args, backends, cmp, why_not);
@@ -335,7 +363,7 @@ RunEnd run_command(const RunArgs& args) {
         why_not);
 
   // Load the model once; every runner shares it.
-  ModelPtr loaded = backends.empty() ? nullptr : args.model.loader()();
+  ModelPtr loaded = backends.empty() ? nullptr : runner_model_loader(args)();
   if (loaded) check_input_names(args, *loaded);
   std::vector<std::unique_ptr<Runner>> owned;
   for (const ConfiguredBackend& b : backends) {

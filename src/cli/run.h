@@ -16,6 +16,7 @@
 #include "cli/dataset_args.h"
 #include "cli/logging_args.h"
 #include "cli/model_args.h"
+#include "cli/save_onnx_args.h"
 #include "comparator/verdict.h"
 
 namespace parity::cli {
@@ -27,6 +28,10 @@ struct RunArgs {
   DataLoaderArgs data;
   ComparatorArgs comparator;
   DatasetArgs dataset;
+  // --save-onnx and its external data flags: the model the runners load, saved as it is
+  // loaded (after shape inference and marking).
+  SaveOnnxArgs save_onnx;
+  bool no_onnxruntime_shape_inference = false;  // accepted; Parity always uses libonnx
   // Added with the plugin and script flags (cli/scripts.h).
   std::vector<std::string> plugins;
   std::string gen_script;
@@ -44,5 +49,8 @@ struct RunEnd {
   bool wrote_script = false;
 };
 RunEnd run_command(const RunArgs& args);
+// The model the runners of a run load: the model flags' loader (shape inference, marked
+// outputs), then saved with --save-onnx (Polygraphy's SaveOnnx, "Saving ONNX model to: ...").
+Loader<ModelPtr> runner_model_loader(const RunArgs& args);
 
 }  // namespace parity::cli

@@ -5,27 +5,29 @@
 
 namespace parity::cli {
 
-surgeon::SaveOptions SaveOnnxArgs::options(const std::string& input_path) const {
-  surgeon::SaveOptions o;
+onnx_io::SaveOptions SaveOnnxArgs::options(const std::string& input_path) const {
+  onnx_io::SaveOptions o;
   if (external_data_option && external_data_option->count() > 0)
     o.external_data_path = external_data_path.empty() ? "" : external_data_path.front();
   if (!size_threshold.empty())
-    o.size_threshold = parse_byte_size("--external-data-size-threshold", size_threshold);
+    o.size_threshold = parse_byte_size("--external-data-size-threshold", size_threshold,
+                                       /*allow_zero=*/true);
   o.all_tensors_to_one_file = !no_all_tensors_to_one_file;
   o.input_path = input_path;
   return o;
 }
 
 void SaveOnnxArgs::save(surgeon::ModelFile& model, const std::string& input_path) const {
-  const surgeon::SaveOptions o = options(input_path);
+  const onnx_io::SaveOptions o = options(input_path);
   logger().info("Saving ONNX model to: {}", output);
   surgeon::save_model_file(model, output, o);
 }
 
-void add_save_onnx_args(CLI::App& app, SaveOnnxArgs& args, bool output_required) {
+void add_save_onnx_args(CLI::App& app, SaveOnnxArgs& args, bool output_required,
+                        const std::string& output_flags) {
   const char* group = "ONNX Model Saving";
   CLI::Option* out =
-      app.add_option("-o,--output", args.output, "Path to save the ONNX model")->group(group);
+      app.add_option(output_flags, args.output, "Path to save the ONNX model")->group(group);
   if (output_required) out->required();
   args.external_data_option =
       app.add_option("--save-external-data,--external-data-path", args.external_data_path,

@@ -1,6 +1,6 @@
-// The model saving option group (Polygraphy's OnnxSaveArgs): -o/--output, --save-external-data
-// [PATH], --external-data-size-threshold, --no-save-all-tensors-to-one-file. Every subcommand
-// that writes a model uses it.
+// The model saving option group (Polygraphy's OnnxSaveArgs): -o/--output (run: --save-onnx),
+// --save-external-data [PATH], --external-data-size-threshold, --no-save-all-tensors-to-one-file.
+// Every subcommand that writes a model uses it.
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "surgeon/save.h"
+#include "surgeon/model_file.h"
 
 namespace parity::cli {
 
@@ -21,10 +21,12 @@ struct SaveOnnxArgs {
 
   // The library's options (UsageError for a malformed threshold); `input_path` is the model
   // read, which is never overwritten.
-  surgeon::SaveOptions options(const std::string& input_path) const;
+  onnx_io::SaveOptions options(const std::string& input_path) const;
   // Logs "Saving ONNX model to: <path>" and writes the model, as Polygraphy's SaveOnnx.
   void save(surgeon::ModelFile& model, const std::string& input_path) const;
 };
-void add_save_onnx_args(CLI::App& app, SaveOnnxArgs& args, bool output_required = true);
+// `output_flags`: the flag naming the output model ("-o,--output"; run's is "--save-onnx").
+void add_save_onnx_args(CLI::App& app, SaveOnnxArgs& args, bool output_required = true,
+                        const std::string& output_flags = "-o,--output");
 
 }  // namespace parity::cli

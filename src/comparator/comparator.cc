@@ -11,6 +11,7 @@
 #include "comparator/output_stats.h"
 #include "core/logger.h"
 #include "core/numeric.h"
+#include "core/progress.h"
 #include "core/py_format.h"
 
 namespace parity {
@@ -79,7 +80,9 @@ std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cac
   std::vector<IterationResult> iterations;
   iterations.reserve(cache.size());
   double total_runtime = 0;
+  Progress progress(fmt::format("{} | Iteration", name), cache.size());
   for (const TensorMap& cached : cache) {
+    progress.update(iterations.size());
     const TensorMap feed = fitted(cached, meta, first_runner, options);
     logger().log_once(Severity::kInfo, fmt::format("{}\n---- Inference Input(s) ----\n{}", name,
                                                    metadata_of(feed).str()));
@@ -97,6 +100,7 @@ std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cac
     result.runtime = runtime;
     result.runner_name = runner.name();
     iterations.push_back(std::move(result));
+    progress.update(iterations.size());
   }
   const double total_ms = total_runtime * 1000.0;
   const size_t n = iterations.size();

@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "core/error.h"
+#include "core/progress.h"
 
 namespace parity {
 
@@ -188,6 +189,7 @@ void Logger::write(Severity s, std::string_view message, LogSite site) {
   // The fatal "[!]" line goes to stderr, like usage errors: a script that reads stdout (or
   // redirects it to a file) still shows the user why the run stopped. Every other line stays on
   // stdout, where Polygraphy prints it.
+  clear_progress_line();  // a log line never shares the terminal's line with a progress line
   FILE* out = s == Severity::kCritical ? stderr : stdout;
   if (out == stderr) std::fflush(stdout);  // keep the order of lines on a shared terminal
   if (colors_ && !color_of(s).empty())

@@ -13,6 +13,7 @@
 #include "layerwise/layerwise.h"
 #include "onnx/describe.h"
 #include "onnx/model_io.h"
+#include "onnx/save_model.h"
 #include "surgeon/shape_inference.h"
 
 namespace parity::debug {

@@ -8,6 +8,7 @@
 
 #include "comparator/feed_coercion.h"
 #include "core/logger.h"
+#include "core/progress.h"
 #include "core/py_format.h"
 #include "onnx/model_io.h"
 #include "onnx/single_node_model.h"
@@ -232,6 +233,26 @@ NodeRunner single_node_runner(const ConfiguredBackend& reference, const ModelPtr
   };
 }
 
+// The progress line of a streamed run: the top-level nodes done (an observer also sees the
+// nodes of subgraph bodies, which are not counted; they are told apart by name).
+class NodeProgress {
+ public:
+  NodeProgress(const std::string& runner, const ir::Model& model)
+      : progress_(fmt::format("{} | Node", runner), model.graph.nodes.size()) {
+    if (!progress_enabled()) return;
+    for (const ir::Node& node : model.graph.nodes) top_level_.insert(node.name);
+  }
+  void node(const ir::Node& node) {
+    if (!progress_enabled() || !top_level_.count(node.name)) return;
+    progress_.update(++done_);
+  }
+
+ private:
+  std::unordered_set<std::string> top_level_;
+  Progress progress_;
+  size_t done_ = 0;
+};
+
 LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBackend& reference,
                                       const LayerwiseSource& other, FeedSource& feeds,
                                       const LayerwiseRunOptions& options) {
@@ -294,9 +315,11 @@ LayerwiseRun LayerwiseComparator::run(const ModelPtr& model, const ConfiguredBac
     comparison.set_feed(*feed);
     comparison.set_sink(options.sink);
     if (options.sink) options.sink->begin_iteration(i);
+    NodeProgress progress(lw.reference_name, *model);
     reference.backend->run_observed(*streaming, *feed,
                                     [&](const ir::Node& node, const std::vector<Value>& outputs) {
                                       comparison.on_node(node, outputs);
+                                      progress.node(node);
                                     });
     out.iterations.push_back(comparison.finish());
     if (options.sink) options.sink->end_iteration(i);
@@ -346,11 +369,13 @@ std::pair<std::string, size_t> LayerwiseComparator::stream(const ModelPtr& model
     logger().info("{:<24} | Running inference on {} marked tensor(s), streamed", runner->name(),
                   names.size());
     options.sink->begin_iteration(i);
+    NodeProgress progress(runner->name(), *model);
     reference.backend->run_observed(
         *runner, *feed, [&](const ir::Node& node, const std::vector<Value>& outputs) {
           for (size_t j = 0; j < outputs.size() && j < node.outputs.size(); ++j)
             if (outputs[j].is_tensor() && marked.count(node.outputs[j]))
               options.sink->tensor(true, node.outputs[j], outputs[j].tensor);
+          progress.node(node);
         });
     options.sink->end_iteration(i);
   }
@@ -402,7 +427,9 @@ std::pair<std::string, size_t> LayerwiseComparator::stream_in_batches(
     options.sink->begin_iteration(i);
     double bytes_per_node = 0;
     size_t nodes_seen = 0, batches = 0;
+    Progress progress(fmt::format("{} | Node", name), per_node.size());
     for (size_t at = 0; at < per_node.size();) {
+      progress.update(at);
       size_t count = 1;
       if (bytes_per_node > 0)
         count = static_cast<size_t>(std::max(1.0, std::floor(budget / bytes_per_node)));

@@ -1,5 +1,5 @@
 // Loading models (file, bytes, parsed protobuf) and single tensors, copying and serializing.
-// Output marking lives in modify_outputs.cc and saving with external data in save_model.cc.
+// Output marking lives in modify_outputs.cc and saving in save_model.cc (save_model.h).
 #include "onnx/model_io.h"
 
 #include <climits>

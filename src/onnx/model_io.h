@@ -1,4 +1,4 @@
-// Loading ONNX models into the IR, and saving them back.
+// Loading ONNX models into the IR (saving them: onnx/save_model.h).
 #pragma once
 
 #include <memory>
@@ -40,14 +40,13 @@ std::shared_ptr<ir::Model> modify_outputs(const ir::Model& model,
                                           const std::vector<std::string>& outputs, bool mark_all,
                                           const std::vector<std::string>& exclude);
 
+// Runs ONNX's shape inference (libonnx) on the protobuf in place: value_info gains every type it
+// can tell. With `error_ok`, a failure is logged as a warning and the model is left as it was.
+void infer_shapes(onnx::ModelProto& model, bool error_ok = true);
+
 // Serializes the model (its protobuf, reflecting modify_outputs). Throws Error when the
 // protobuf would pass protobuf's 2 GB limit: such a model must be saved with external data.
 std::string serialize_model(const ir::Model& model);
-
-// Writes the model to `path`. External data stays valid: saved into the model's own data
-// folder the references are kept as they are; saved elsewhere, the external tensors are
-// written to "<file name>.data" beside `path` and the references point there.
-void save_model(const ir::Model& model, const std::string& path);
 
 // A deep copy (graph structure, subgraphs with their parents, protobuf); tensors share their
 // buffers, which are never written after loading.

@@ -89,6 +89,14 @@ std::string model_summary(const ::onnx::ModelProto& model) {
       g.node_size());
 }
 
+void save_model_file(ModelFile& model, const std::string& path,
+                     const onnx_io::SaveOptions& options) {
+  onnx_io::save_model_proto(*model.proto, model.external_data_dir, model.path, path, options);
+  model.path = path;
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  model.external_data_dir = dir.empty() ? "." : dir;
+}
+
 Tensor tensor_value(const ::onnx::TensorProto& proto, onnx_io::ExternalDataStore& store) {
   return onnx_io::tensor_from_proto(proto, onnx_io::TensorSource{&store, false});
 }

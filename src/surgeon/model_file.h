@@ -10,6 +10,7 @@
 
 #include "core/tensor.h"
 #include "onnx/external_data.h"
+#include "onnx/save_model.h"
 
 namespace parity::surgeon {
 
@@ -22,6 +23,11 @@ struct ModelFile {
 // Reads `path`; `external_data_dir` empty means the model's own folder. Errors (missing or
 // corrupt file, a header ONNX refuses) are parity::Error with the path.
 ModelFile load_model_file(const std::string& path, const std::string& external_data_dir = "");
+
+// Writes `model` with Parity's one writer (onnx/save_model.h); afterwards `model` describes the
+// saved file (its path, and its external data beside it).
+void save_model_file(ModelFile& model, const std::string& path,
+                     const onnx_io::SaveOptions& options = {});
 
 // Polygraphy's str_from_onnx without layers: "Name: g | ONNX Opset: 17", the graph inputs and
 // outputs with their metadata, the counts of initializers and nodes.

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <onnx/shape_inference/implementation.h>
-
 #include "backend/registry.h"
 #include "backend/runner.h"
 #include "core/error.h"
@@ -13,22 +11,6 @@
 #include "surgeon/types.h"
 
 namespace parity::surgeon {
-
-void infer_shapes(::onnx::ModelProto& model, bool error_ok) {
-  // libonnx edits the model in place (no copy of its weights); what it may have half-written
-  // is put back when it fails.
-  const auto saved_info = model.graph().value_info();
-  const auto saved_outputs = model.graph().output();
-  try {
-    ::onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    *model.mutable_graph()->mutable_value_info() = saved_info;
-    *model.mutable_graph()->mutable_output() = saved_outputs;
-    if (!error_ok)
-      fail("failed to infer the shapes of the model: ONNX shape inference said: {}", e.what());
-    logger().warning("ONNX shape inference exited with an error:\n{}", e.what());
-  }
-}
 
 TensorMetadata fallback_shapes(const ModelFile& model, const std::vector<std::string>& names,
                                const DataLoaderOptions& data) {

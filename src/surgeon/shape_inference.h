@@ -8,13 +8,14 @@
 
 #include "comparator/data_loader.h"
 #include "core/metadata.h"
+#include "onnx/model_io.h"
 #include "surgeon/model_file.h"
 
 namespace parity::surgeon {
 
-// Runs ONNX's shape inference on the model in place: value_info gains every type it can tell.
-// With `error_ok`, a failure is logged as a warning and the model is left as it was.
-void infer_shapes(::onnx::ModelProto& model, bool error_ok = true);
+// ONNX's shape inference on the model in place (onnx/model_io.h: libonnx, warnings on failure
+// with `error_ok`).
+using onnx_io::infer_shapes;
 
 // Runs the model once on inputs from `data` on the reference backend and returns the dtype and
 // shape each of `names` had (dynamic dims become those of the run).

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "onnx/external_data.h"
 #include "onnx/model_io.h"
+#include "onnx/save_model.h"
 #include "support/onnx_text.h"
 #include "support/test_util.h"
 

@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "onnx/model_io.h"
+#include "onnx/save_model.h"
 #include "support/onnx_text.h"
 #include "support/test_util.h"
 

@@ -131,6 +131,35 @@ def test_save_onnx_writes_external_data_as_polygraphy_does(matmul_relu, tmp_path
     assert inline.graph.initializer[0].raw_data and not inline.graph.initializer[0].external_data
 
 
+def test_save_onnx_and_infer_shapes_given_to_a_runner_work_in_cpp(matmul_relu, tmp_path):
+    # The chain a generated script of `parity run --shape-inference --save-onnx` builds: the
+    # runner gets the model from C++ (no Python copy), saved with the external data options.
+    from parity.backend.onnx import InferShapes
+
+    path = tmp_path / "saved.onnx"
+    chain = SaveOnnx(ModifyOutputs(InferShapes(OnnxFromPath(matmul_relu)), outputs=MARK_ALL),
+                     path, external_data_path="weights.bin", size_threshold=16)
+    outputs = infer(OnnxrtRunner(SessionFromOnnx(BytesFromOnnx(chain))))
+    np.testing.assert_allclose(outputs["mm"], EXPECTED_MM, rtol=1e-6)
+    onnx.checker.check_model(str(path))
+    saved = onnx.load(str(path), load_external_data=False)
+    assert [o.name for o in saved.graph.output] == ["mm", "y"]
+    assert [v.name for v in saved.graph.value_info] == ["mm"]  # from InferShapes
+    assert saved.graph.initializer[0].data_location == TensorProto.EXTERNAL
+    assert (tmp_path / "weights.bin").stat().st_size == W.nbytes
+    np.testing.assert_allclose(infer(PluginRefRunner(OnnxFromPath(path)))["y"], EXPECTED,
+                               rtol=1e-6)
+    # Given to a runner itself, the chain is loaded by Parity's C++ loaders (_parity_model).
+    path2 = tmp_path / "saved2.onnx"
+    chain2 = SaveOnnx(ModifyOutputs(InferShapes(OnnxFromPath(matmul_relu)), outputs=MARK_ALL),
+                      path2, external_data_path="weights2.bin", size_threshold=16)
+    np.testing.assert_allclose(infer(PluginRefRunner(chain2))["mm"], EXPECTED_MM, rtol=1e-6)
+    saved2 = onnx.load(str(path2), load_external_data=False)
+    assert [v.name for v in saved2.graph.value_info] == ["mm"]
+    assert saved2.graph.initializer[0].data_location == TensorProto.EXTERNAL
+    onnx.checker.check_model(str(path2))
+
+
 def test_extend_edits_the_model_proto_a_runner_then_runs(matmul_relu):
     @extend(OnnxFromPath(matmul_relu))
     def load_model(model):

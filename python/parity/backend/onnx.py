@@ -213,15 +213,16 @@ class SaveOnnx(BaseLoader):
         self.size_threshold = size_threshold
         self.all_tensors_to_one_file = all_tensors_to_one_file
 
-    def _external(self):
-        return self.external_data_path is not None
-
-    def _save_proto(self, model):
-        G_LOGGER.info(f"Saving ONNX model to: {self.path}")
-        location = self.external_data_path
+    def _options(self):
         one_file = True if self.all_tensors_to_one_file is None else bool(
             self.all_tensors_to_one_file)
         threshold = -1 if self.size_threshold is None else int(self.size_threshold)
+        location = None if self.external_data_path is None else str(self.external_data_path)
+        return location, threshold, one_file
+
+    def _save_proto(self, model):
+        G_LOGGER.info(f"Saving ONNX model to: {self.path}")
+        location, threshold, one_file = self._options()
         if model.ByteSize() > _models._PROTOBUF_LIMIT:
             # Too big to cross into C++ serialized: onnx's own helper moves the weights out.
             import onnx
@@ -239,16 +240,20 @@ class SaveOnnx(BaseLoader):
                 size_threshold=1024 if threshold < 0 else threshold)
             onnx.save(model, self.path)
             return
-        # The one model writer of Parity (surgeon/save.h), as every tool that writes a model.
-        _parity.save_onnx_proto(model.SerializeToString(), "", self.path,
-                                None if location is None else str(location), threshold, one_file)
+        # The one model writer of Parity (onnx/save_model.h), as every tool that writes a model.
+        _parity.save_onnx_proto(model.SerializeToString(), "", self.path, location, threshold,
+                                one_file)
+
+    def _save_parity_model(self, model):
+        # The same writer, from the model's own protobuf, its external data read where it lives.
+        G_LOGGER.info(f"Saving ONNX model to: {self.path}")
+        _parity.save_onnx(model, self.path, *self._options())
 
     def call_impl(self):
         model, _ = invoke_if_callable(self._model)
-        if isinstance(model, _parity.Model) and not self._external():
-            G_LOGGER.info(f"Saving ONNX model to: {self.path}")
-            _parity.save_onnx(model, self.path)
-        elif _models._is_graph(model) or isinstance(model, _parity.Model):
+        if isinstance(model, _parity.Model):
+            self._save_parity_model(model)
+        elif _models._is_graph(model):
             self._save_proto(_models.proto_from_model(model))
         else:
             self._save_proto(model)
@@ -256,11 +261,7 @@ class SaveOnnx(BaseLoader):
 
     def _parity_model(self):
         model = _inner_parity_model(self._model)
-        if self._external():
-            self._save_proto(_models.proto_from_model(model))
-        else:
-            G_LOGGER.info(f"Saving ONNX model to: {self.path}")
-            _parity.save_onnx(model, self.path)
+        self._save_parity_model(model)
         return model
 
 
@@ -340,6 +341,10 @@ class InferShapes(BaseLoader):
     def call_impl(self):
         model, _ = invoke_if_callable(self._model)
         return _like(model, _parity.infer_shapes(_model_bytes(model), bool(self.error_ok)))
+
+    def _parity_model(self):
+        # Given to a runner: inferred in C++ on the model's own protobuf, external data mapped.
+        return _parity.infer_shapes_model(_inner_parity_model(self._model), bool(self.error_ok))
 
 
 class ExtractSubgraph(BaseLoader):
