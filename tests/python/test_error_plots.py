@@ -262,3 +262,44 @@ def test_python_show_without_display_raises_usage_error(monkeypatch):
         assert "cannot show a window" in str(err)
     else:
         raise AssertionError("show_heatmaps=True without a display was accepted")
+
+
+def test_cli_layer_wise_runs_refuse_the_figures(tmp_path, identity_model):
+    r = run_cli("run", identity_model, "--pluginref", "--onnxrt", "--onnx-outputs", "mark", "all",
+                "--save-heatmaps", "h", cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "layer-wise" in r.stdout + r.stderr and "--report" in r.stdout + r.stderr
+    assert not (tmp_path / "h").exists()
+
+
+def test_cli_data_loader_script_runs_draw_in_the_scripts_python(tmp_path, identity_model):
+    (tmp_path / "data.py").write_text(
+        "import numpy as np\n"
+        "def load_data():\n"
+        "    yield {'x': np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)}\n")
+    r = run_cli("run", identity_model, "--pluginref", "--onnxrt", "--data-loader-script",
+                "data.py", "--save-heatmaps", "h", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # Equal outputs: both errors are 0 everywhere, so no log scale.
+    assert sorted(os.listdir(tmp_path / "h")) == [
+        "Absolute Error | y: (0,0,0:2,0:2) to (0,0,0:2,0:2).svg",
+        "Relative Error | y: (0,0,0:2,0:2) to (0,0,0:2,0:2).svg",
+    ]
+
+
+def test_python_relative_error_with_zeros_is_drawn_on_a_log_scale(tmp_path):
+    # Polygraphy stops here ("Invalid vmin or vmax"): the relative error's minimum is 0.
+    out1 = np.array([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]], dtype=np.float32)
+    out0 = out1 * np.array([[1, 1 + 1e-6, 1 + 1e-4], [1 + 1e-3, 1 + 1e-2, 1.5]],
+                           dtype=np.float32)
+    results = RunResults()
+    results.append(("r0", [IterationResult({"o": out0}, runner_name="r0")]))
+    results.append(("r1", [IterationResult({"o": out1}, runner_name="r1")]))
+    func = CompareFunc.simple(save_heatmaps=str(tmp_path))
+    assert not Comparator.compare_accuracy(results, compare_func=func)
+    path = tmp_path / "Relative Error | o (Log Scale): (0,0:2,0:3) to (0,0:2,0:3).svg"
+    (image,) = [img for img in svg_images(path) if img.shape[:2] == (2, 3)]
+    # The zero error is drawn in the colour of missing values; the rest rise along the map.
+    assert np.allclose(image[0, 0, :3], matplotlib.colors.to_rgb("#00ff7f"), atol=1 / 255)
+    values = plasma_values(image).ravel()[1:]
+    assert values[0] == 0 and values[-1] == 255 and np.all(np.diff(values) > 0)
