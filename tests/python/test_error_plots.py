@@ -303,3 +303,35 @@ def test_python_relative_error_with_zeros_is_drawn_on_a_log_scale(tmp_path):
     assert np.allclose(image[0, 0, :3], matplotlib.colors.to_rgb("#00ff7f"), atol=1 / 255)
     values = plasma_values(image).ravel()[1:]
     assert values[0] == 0 and values[-1] == 255 and np.all(np.diff(values) > 0)
+
+
+def test_python_tall_slices_are_drawn_as_block_maxima(tmp_path):
+    # Polygraphy divides by zero for a slice taller than 1080 elements; Parity draws it in a
+    # figure of its own, as the maximum of 2x1 blocks (3000 rows > 2048), keeping the peak.
+    out1 = np.ones((1, 3000, 10), dtype=np.float32)
+    out0 = out1.copy()
+    out0[0, 2501, 7] = 3.0
+    results = RunResults()
+    results.append(("r0", [IterationResult({"t": out0}, runner_name="r0")]))
+    results.append(("r1", [IterationResult({"t": out1}, runner_name="r1")]))
+    func = CompareFunc.simple(save_heatmaps=str(tmp_path))
+    assert not Comparator.compare_accuracy(results, compare_func=func)
+    path = tmp_path / "Absolute Error | t: (0,0:3000,0:10) to (0,0:3000,0:10).svg"
+    (image,) = [img for img in svg_images(path) if img.shape[:2] == (1500, 10)]
+    values = plasma_values(image)
+    assert values[1250, 7] == 255 and values.sum() == 255
+
+
+def test_large_outputs_plot_a_sample_that_keeps_the_largest_errors():
+    from parity.comparator.error_plots import ErrorPlots
+
+    rng = np.random.RandomState(0)
+    absdiff = rng.rand(1_500_000)
+    reldiff = rng.rand(1_500_000)
+    absdiff[[17, 1_234_567]] = 5.0
+    reldiff[999_999] = np.nan
+    keep = ErrorPlots._sample(absdiff, reldiff)
+    assert keep.size <= 1_000_000
+    assert {17, 1_234_567, 999_999} <= set(keep.tolist())
+    largest = np.argsort(absdiff)[-10_000:]
+    assert np.isin(largest, keep).all()

@@ -133,18 +133,17 @@ def _finite_range(arr, lo, hi):
 
 def _block_max(img, fy, fx):
     """The maximum of each fy x fx block of img (NaN where a block has no number)."""
+    import warnings
+
     import numpy as np
 
     h, w = img.shape
     padded = np.full((math.ceil(h / fy) * fy, math.ceil(w / fx) * fx), np.nan)
     padded[:h, :w] = img
     blocks = padded.reshape(padded.shape[0] // fy, fy, padded.shape[1] // fx, fx)
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN blocks stay NaN
-            return np.nanmax(blocks, axis=(1, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN blocks stay NaN
+        return np.nanmax(blocks, axis=(1, 3))
 
 
 class ErrorPlots:
