@@ -10,7 +10,7 @@ PACKAGES=(
   libgtest-dev libbenchmark-dev
   libsleef-dev libmpfr-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-onnx libonnx-testdata
-  python3-distributed
+  python3-distributed python3-matplotlib
   python3-pip python3-venv python3-setuptools python3-wheel
   nodejs npm chromium clang-format
 )

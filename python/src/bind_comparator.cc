@@ -48,6 +48,32 @@ class PyFeedSource : public FeedSource {
   PyRef iterator_;
 };
 
+// The figures of CompareFunc.simple drawn by parity.comparator.error_plots in this process,
+// from arrays viewing the compared tensors.
+class PyErrorPlotter : public ErrorPlotter {
+ public:
+  explicit PyErrorPlotter(py::object plots) : plots_(make_py_ref(std::move(plots))) {}
+
+  void heatmaps(const HeatmapRequest& r) override {
+    py::gil_scoped_acquire gil;
+    plots_->attr("heatmaps")(array_from_tensor(r.diff), r.min, r.max, r.prefix, dir(r.save_dir),
+                             r.show, r.use_lognorm);
+  }
+  void error_metrics_plot(const ErrorMetricsRequest& r) override {
+    py::gil_scoped_acquire gil;
+    plots_->attr("error_metrics_plot")(array_from_tensor(r.absdiff), array_from_tensor(r.reldiff),
+                                       array_from_tensor(r.reference), r.min_reldiff, r.max_reldiff,
+                                       r.runner0, r.runner1, r.out0_name, r.out1_name,
+                                       dir(r.save_dir), r.show);
+  }
+
+ private:
+  static py::object dir(const std::string& path) {
+    return path.empty() ? py::none() : py::object(py::str(path));
+  }
+  PyRef plots_;
+};
+
 }  // namespace
 
 // Adapts a Python compare function `fn(iteration_result0, iteration_result1) -> {name:
@@ -143,8 +169,18 @@ void bind_comparator(py::module_& m) {
   m.def(
       "compare_func_simple",
       [](bool check_shapes, py::object rtol, py::object atol, bool fail_fast,
-         py::object check_error_stat, bool infinities_compare_equal, py::object error_quantile) {
+         py::object check_error_stat, bool infinities_compare_equal, py::object error_quantile,
+         std::string save_heatmaps, bool show_heatmaps, std::string save_error_metrics_plot,
+         bool show_error_metrics_plot, py::object plotter) {
         SimpleCompareOptions o;
+        o.plots = {save_heatmaps, show_heatmaps, save_error_metrics_plot, show_error_metrics_plot};
+        if (o.plots.any()) {
+          if (plotter.is_none())
+            fail_usage(
+                "failed to make CompareFunc.simple with figures of the errors: no plotter "
+                "was given; use parity.comparator.CompareFunc.simple");
+          o.plotter = std::make_shared<PyErrorPlotter>(std::move(plotter));
+        }
         o.check_shapes = check_shapes;
         o.rtol = per_output<double>(rtol, 1e-5, to_double);
         o.atol = per_output<double>(atol, 1e-5, to_double);
@@ -156,7 +192,10 @@ void bind_comparator(py::module_& m) {
         return CompareFuncHandle{compare_func::simple(o)};
       },
       py::arg("check_shapes"), py::arg("rtol"), py::arg("atol"), py::arg("fail_fast"),
-      py::arg("check_error_stat"), py::arg("infinities_compare_equal"), py::arg("error_quantile"));
+      py::arg("check_error_stat"), py::arg("infinities_compare_equal"), py::arg("error_quantile"),
+      py::arg("save_heatmaps") = "", py::arg("show_heatmaps") = false,
+      py::arg("save_error_metrics_plot") = "", py::arg("show_error_metrics_plot") = false,
+      py::arg("plotter") = py::none());
 
   m.def(
       "compare_func_indices",

@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "cli/parse_util.h"
 #include "cli/value_checks.h"
 #include "core/error.h"
 
 namespace parity::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -18,7 +21,34 @@ void check_range(const std::string& flag, const PerOutput<double>& values, doubl
     if (!(v >= min && v <= max)) fail_usage("failed to parse {} with value {}: {}", flag, v, rule);
 }
 
+// The figures are CompareFunc.simple's, saved into folders.
+void check_plot_options(const ErrorPlotOptions& plots, const std::string& compare) {
+  const std::pair<const char*, const std::string*> folders[] = {
+      {"--save-heatmaps", &plots.save_heatmaps},
+      {"--save-error-metrics-plot", &plots.save_error_metrics_plot}};
+  for (const auto& [flag, dir] : folders) {
+    std::error_code ec;
+    if (!dir->empty() && fs::exists(*dir, ec) && !fs::is_directory(*dir, ec))
+      fail_usage(
+          "failed to use {} with value '{}': it is a file, and the figures are saved "
+          "into a folder (made when missing); give a folder",
+          flag, *dir);
+  }
+  if (plots.any() && compare != "simple")
+    fail_usage(
+        "failed to use {}: the figures of the errors are CompareFunc.simple's, and "
+        "--compare is '{}'; use --compare simple or leave the figures out",
+        plot_flag(plots), compare);
+}
+
 }  // namespace
+
+std::string plot_flag(const ErrorPlotOptions& plots) {
+  if (!plots.save_heatmaps.empty()) return "--save-heatmaps";
+  if (plots.show_heatmaps) return "--show-heatmaps";
+  if (!plots.save_error_metrics_plot.empty()) return "--save-error-metrics-plot";
+  return "--show-error-metrics-plot";
+}
 
 SimpleCompareOptions ComparatorOptions::simple() const {
   SimpleCompareOptions o;
@@ -29,6 +59,7 @@ SimpleCompareOptions ComparatorOptions::simple() const {
   o.error_quantile = tensor.error_quantile;
   o.infinities_compare_equal = tensor.infinities_compare_equal;
   o.fail_fast = fail_fast;
+  o.plots = plots;
   return o;
 }
 
@@ -50,11 +81,13 @@ QualityCompareOptions ComparatorOptions::quality() const {
   return q;
 }
 
-CompareFunc ComparatorOptions::compare_func() const {
+CompareFunc ComparatorOptions::compare_func(std::shared_ptr<ErrorPlotter> plotter) const {
   if (compare == "indices") return compare_func::indices(indices);
   if (compare == "distance") return compare_func::distance(distance());
   if (compare == "quality") return compare_func::quality(quality());
-  return compare_func::simple(simple());
+  SimpleCompareOptions o = simple();
+  o.plotter = std::move(plotter);
+  return compare_func::simple(o);
 }
 
 ComparatorOptions ComparatorArgs::parse() const {
@@ -103,6 +136,8 @@ ComparatorOptions ComparatorArgs::parse() const {
       mark_budget.empty() ? default_mark_budget() : parse_byte_size("--mark-budget", mark_budget);
   o.local_error = local_error;
   o.report = report;
+  o.plots = {save_heatmaps, show_heatmaps, save_error_metrics_plot, show_error_metrics_plot};
+  check_plot_options(o.plots, compare);
   return o;
 }
 
@@ -182,6 +217,22 @@ void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
       ->group(fn);
   app.add_option("--snr-tolerance", args.snr_tolerance,
                  "--compare quality: smallest SNR in dB. Defaults to 20")
+      ->group(fn);
+  app.add_option("--save-heatmaps", args.save_heatmaps,
+                 "[EXPERIMENTAL] Folder in which to save heatmaps of the absolute and relative "
+                 "error of each output (SVG; needs python3-matplotlib)")
+      ->group(fn);
+  app.add_flag("--show-heatmaps", args.show_heatmaps,
+               "[EXPERIMENTAL] Show heatmaps of the absolute and relative error in windows "
+               "(needs a display)")
+      ->group(fn);
+  app.add_option("--save-error-metrics-plot", args.save_error_metrics_plot,
+                 "[EXPERIMENTAL] Folder in which to save plots of the absolute and relative "
+                 "error against the reference output's magnitude (PNG; needs "
+                 "python3-matplotlib). Made if missing")
+      ->group(fn);
+  app.add_flag("--show-error-metrics-plot", args.show_error_metrics_plot,
+               "[EXPERIMENTAL] Show the error metrics plots in windows (needs a display)")
       ->group(fn);
   const char* lw = "Layer-wise Comparison and Report";
   app.add_option("--mark-budget", args.mark_budget,

@@ -36,12 +36,15 @@ struct ComparatorOptions {
   size_t mark_budget = 0;  // bytes
   bool local_error = false;
   std::string report;
+  // --save-heatmaps, --save-error-metrics-plot, --show-*: CompareFunc.simple's figures.
+  ErrorPlotOptions plots;
 
   SimpleCompareOptions simple() const;
   DistanceCompareOptions distance() const;
   QualityCompareOptions quality() const;
-  // The compare function --compare selects, with these thresholds.
-  CompareFunc compare_func() const;
+  // The compare function --compare selects, with these thresholds; `plotter` draws the
+  // figures of `plots` (required when any is asked for).
+  CompareFunc compare_func(std::shared_ptr<ErrorPlotter> plotter = nullptr) const;
 };
 
 struct ComparatorArgs {
@@ -62,11 +65,16 @@ struct ComparatorArgs {
   bool local_error = false;
   std::string report;
   std::vector<std::string> l2_tolerance, cosine_similarity_threshold, psnr_tolerance, snr_tolerance;
+  std::string save_heatmaps, save_error_metrics_plot;
+  bool show_heatmaps = false, show_error_metrics_plot = false;
 
   // Every value parsed; UsageError naming the flag for a malformed one.
   ComparatorOptions parse() const;
 };
 void add_comparator_args(CLI::App& app, ComparatorArgs& args);
+
+// The first of the figure flags given (--save-heatmaps, ...), for messages.
+std::string plot_flag(const ErrorPlotOptions& plots);
 
 // --mark-budget's default: 1 GiB, at most a quarter of the machine's memory.
 size_t default_mark_budget();

@@ -129,6 +129,12 @@ std::string compare_func_code(const RunArgs& args, const ComparatorOptions& cmp)
   if (!given.error_quantile.empty())
     kw.push_back("error_quantile=" + py_per_output(o.error_quantile, number));
   kw.push_back(fmt::format("infinities_compare_equal={}", py_bool(o.infinities_compare_equal)));
+  if (!o.plots.save_heatmaps.empty())
+    kw.push_back("save_heatmaps=" + py_str(o.plots.save_heatmaps));
+  if (o.plots.show_heatmaps) kw.push_back("show_heatmaps=True");
+  if (!o.plots.save_error_metrics_plot.empty())
+    kw.push_back("save_error_metrics_plot=" + py_str(o.plots.save_error_metrics_plot));
+  if (o.plots.show_error_metrics_plot) kw.push_back("show_error_metrics_plot=True");
   kw.push_back(fmt::format("fail_fast={}", py_bool(o.fail_fast)));
   return fmt::format("CompareFunc.simple({})", fmt::join(kw, ", "));
 }

@@ -4,8 +4,12 @@
 // process of Debian's Python with the module `parity` importable.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/interrupt.h"
 
 namespace parity::cli {
 
@@ -24,6 +28,28 @@ std::string python_executable();
 // status; its output goes to ours. Interrupting parity kills it (core/interrupt.h).
 int run_python(const std::vector<std::string>& args,
                const std::vector<std::string>& extra_env = {});
+
+// A Python child that this process talks to a line at a time: `python <args...>` started as
+// run_python starts it, with its stdin and stdout joined to this process by a socket (its
+// stderr is ours). A child that died makes write_line return false and read_line nullopt,
+// never a signal. The destructor closes the socket and waits for the child to end.
+class PythonChild {
+ public:
+  explicit PythonChild(const std::vector<std::string>& args,
+                       const std::vector<std::string>& extra_env = {});
+  ~PythonChild();
+  PythonChild(const PythonChild&) = delete;
+  PythonChild& operator=(const PythonChild&) = delete;
+
+  bool write_line(const std::string& line);  // adds the newline
+  std::optional<std::string> read_line();    // without the newline
+
+ private:
+  int pid_ = -1;
+  int socket_ = -1;
+  std::string buffered_;
+  std::unique_ptr<ChildProcessGuard> guard_;  // Ctrl-C to parity stops the child too
+};
 
 // Removes a file or folder (recursively) when it goes out of scope.
 struct TempPath {

@@ -8,6 +8,7 @@
 #include "cli/gen_script.h"
 #include "cli/limit_args.h"
 #include "cli/parse_util.h"
+#include "cli/plot_process.h"
 #include "cli/scripts.h"
 #include "comparator/comparator.h"
 #include "core/logger.h"
@@ -124,6 +125,25 @@ void check_requests(const RunArgs& args, const std::vector<ConfiguredBackend>& b
     fail_usage(
         "failed to use --local-error: it splits the error between two sources, and this run "
         "compares nothing; give two runners, or a runner and --load-outputs");
+  if (cmp.plots.any()) {
+    const std::string flag = plot_flag(cmp.plots);
+    if (why_not_layerwise.empty())
+      fail_usage(
+          "failed to use {}: this run is layer-wise (tensors are marked and a backend streams "
+          "them), which compares tensor by tensor without CompareFunc.simple's figures; the "
+          "HTML report (--report FILE) has a heatmap of every tensor's error",
+          flag);
+    if (args.dataset.enabled())
+      fail_usage(
+          "failed to use {} with --dataset: a dataset run keeps no arrays of its feeds to "
+          "draw; run the feeds of interest without --dataset",
+          flag);
+    if (!args.compare_func_script.empty())
+      fail_usage(
+          "failed to use {} with --compare-func-script: the figures are CompareFunc.simple's, "
+          "which the script replaces; draw them in the script, or leave out one of the two",
+          flag);
+  }
   // (One results file may hold several runners, so --load-outputs alone may compare.)
   if (!cmp.report.empty() && backends.size() + cmp.load_outputs.size() < 2 &&
       cmp.load_outputs.empty())
@@ -351,7 +371,10 @@ RunEnd run_command(const RunArgs& args) {
     return RunEnd{std::nullopt, write_run_script(args, cmp, backends), true};
   if (run_needs_python(args))
     return RunEnd{std::nullopt, run_in_python(args, cmp, backends), false};
-  const CompareFunc compare = cmp.compare_func();
+  // The figures' Python starts now, so a missing matplotlib fails before any inference.
+  std::shared_ptr<ErrorPlotter> plotter;
+  if (cmp.plots.any()) plotter = std::make_shared<PythonErrorPlotter>(cmp.plots);
+  const CompareFunc compare = cmp.compare_func(plotter);
   std::unique_ptr<FeedSource> feeds = args.data.make_feeds();
 
   if (why_not.empty())
@@ -398,8 +421,14 @@ RunEnd run_command(const RunArgs& args) {
   }
   // Saved results of a dataset run (shards merged by 'parity data merge') are compared as the
   // dataset run compared them, so the summary is the same as the unsharded run's.
-  if (backends.empty() && is_dataset_results(results))
+  if (backends.empty() && is_dataset_results(results)) {
+    if (cmp.plots.any())
+      fail_usage(
+          "failed to use {}: the loaded results are a dataset run's, compared as a dataset "
+          "run, which keeps no arrays of its feeds to draw",
+          plot_flag(cmp.plots));
     return run_dataset_command(args, cmp, backends, std::move(results));
+  }
   if (cmp.top_k) Comparator::postprocess(results, postprocess_func::top_k(*cmp.top_k));
 
   std::optional<RunVerdict> verdict;

@@ -4,8 +4,10 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "comparator/error_plots.h"
 #include "comparator/struct.h"
 
 namespace parity {
@@ -40,6 +42,10 @@ struct SimpleCompareOptions {
   PerOutput<ErrorStat> check_error_stat = ErrorStat::kElemwise;
   bool infinities_compare_equal = false;
   PerOutput<double> error_quantile = 0.99;
+  // The figures of the errors (Polygraphy's save_heatmaps, ...), drawn by `plotter`, which
+  // must be set when any is asked for.
+  ErrorPlotOptions plots;
+  std::shared_ptr<ErrorPlotter> plotter;
 };
 
 struct IndicesCompareOptions {

@@ -1,5 +1,6 @@
 // CompareFunc.simple (Polygraphy's comparator/compare.py): element-wise absolute and relative
 // differences, error statistics against per-output tolerances, and the report lines.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <tuple>
@@ -96,10 +97,40 @@ NumArray small_stream(const PairStreams& pair, int stream, const Shape& shape) {
   return a;
 }
 
+// Every element of the streams as tensors of `shape`, for the figures of the errors:
+// float32 streams as float32, the others (integers, bools as 0/1) as float64.
+std::vector<Tensor> stream_tensors(const PairStreams& pair, const std::vector<int>& streams,
+                                   const Shape& shape) {
+  std::vector<Tensor> out;
+  for (int s : streams)
+    out.emplace_back(pair.kind(s) == NumKind::kFloat32 ? DataType::kFloat32 : DataType::kFloat64,
+                     shape);
+  auto block = std::make_unique_for_overwrite<StreamBlock>();
+  for (int64_t at = 0; at < pair.size(); at += kStatsBlock) {
+    const int64_t n = std::min(kStatsBlock, pair.size() - at);
+    pair.read(at, n, *block);
+    for (size_t k = 0; k < streams.size(); ++k) {
+      const int s = streams[k];
+      if (out[k].dtype() == DataType::kFloat32)
+        std::copy_n(block->f[s], n, out[k].data<float>() + at);
+      else
+        std::copy_n(block->d[s], n, out[k].data<double>() + at);
+    }
+  }
+  return out;
+}
+
+// Where the figures go and who draws them.
+struct Figures {
+  const ErrorPlotOptions& options;
+  ErrorPlotter* plotter;
+};
+
 OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& out0_name,
                                         const Tensor& out1, const std::string& out1_name,
                                         const Tolerances& tol, const std::string& runner0,
-                                        const std::string& runner1, bool infinities_equal) {
+                                        const std::string& runner1, bool infinities_equal,
+                                        const Figures& figures) {
   if (logger().enabled(Severity::kSuperVerbose)) {
     for (const auto& [runner, name, out] :
          {std::tuple(&runner0, &out0_name, &out0), std::tuple(&runner1, &out1_name, &out1)}) {
@@ -217,12 +248,31 @@ OutputCompareResult check_outputs_match(const Tensor& out0, const std::string& o
   }
   logger().info("Minimum Required Tolerance: {} error | [abs={}] OR [rel={}]{}",
                 error_stat_name(tol.stat), format_g(req_abs, 5), format_g(req_rel, 5), suffix);
+  // The figures are drawn from the compared arrays, made only for them, where Polygraphy
+  // draws them: the plot after the required tolerance, each heatmap after its statistics.
+  const ErrorPlotOptions& plots = figures.options;
+  std::vector<Tensor> arrays;
+  if (plots.any()) arrays = stream_tensors(pair, {abs_s, rel_s, 1}, out0.shape());
+  if (plots.error_metrics_plot()) {
+    Logger::Indent plot_indent;
+    figures.plotter->error_metrics_plot(
+        {arrays[0], arrays[1], arrays[2], compute_min(rel_stats), r.max_reldiff, runner0, runner1,
+         out0_name, out1_name, plots.save_error_metrics_plot, plots.show_error_metrics_plot});
+  }
   for (const auto& [s, name] :
        {std::pair(abs_s, "Absolute Difference"), std::pair(rel_s, "Relative Difference")}) {
     log_output_stats(
         line(s, name), failed, n,
         [&, s = s] { return numpy_array_str(small_stream(pair, s, out0.shape()).to_tensor()); },
         histogram(s));
+    if (!plots.heatmaps()) continue;
+    const bool relative = s == rel_s;
+    const BasicStats& diff_stats = relative ? rel_stats : abs_stats;
+    Logger::Indent plot_indent;
+    figures.plotter->heatmaps(
+        {arrays[relative ? 1 : 0], compute_min(diff_stats), compute_max(diff_stats),
+         fmt::format("{} Error | {}", relative ? "Relative" : "Absolute", out0_name), relative,
+         plots.save_heatmaps, plots.show_heatmaps});
   }
   return r;
 }
@@ -253,6 +303,8 @@ OutputCompareResult check_strings_match(const Tensor& out0, const Tensor& out1,
 }  // namespace
 
 CompareFunc compare_func::simple(SimpleCompareOptions options) {
+  PARITY_ENFORCE(!options.plots.any() || options.plotter,
+                 "CompareFunc.simple asked for figures of the errors without a plotter");
   return [options](const IterationResult& r0, const IterationResult& r1) {
     if (!options.check_shapes)
       logger().info(
@@ -291,7 +343,8 @@ CompareFunc compare_func::simple(SimpleCompareOptions options) {
       if (out0.dtype() == DataType::kString || out1.dtype() == DataType::kString)
         return check_strings_match(out0, out1, out0_name);
       result = check_outputs_match(out0, out0_name, out1, out1_name, tol, r0.runner_name,
-                                   r1.runner_name, options.infinities_compare_equal);
+                                   r1.runner_name, options.infinities_compare_equal,
+                                   {options.plots, options.plotter.get()});
       if (!result.passed)
         logger().error("FAILED | Output: '{}' | Difference exceeds tolerance (rel={}, abs={})",
                        out0_name, format_repr(tol.rtol), format_repr(tol.atol));

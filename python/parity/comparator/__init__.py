@@ -5,6 +5,7 @@
 iterable of feed dicts, such as a generator; a compare function may be one of ``CompareFunc``'s
 or any callable ``(IterationResult, IterationResult) -> {output name: bool}``.
 """
+import os
 import warnings
 
 from parity import _parity
@@ -68,16 +69,31 @@ class CompareFunc:
                show_heatmaps=None, save_error_metrics_plot=None, show_error_metrics_plot=None,
                error_quantile=None):
         """Polygraphy's ``CompareFunc.simple``: per-output ``rtol``/``atol`` (a number or a
-        dict with "" as the default), ``check_error_stat`` of elemwise/max/mean/median/quantile."""
-        for name, value in (("find_output_func", find_output_func),
-                            ("save_heatmaps", save_heatmaps), ("show_heatmaps", show_heatmaps),
-                            ("save_error_metrics_plot", save_error_metrics_plot),
-                            ("show_error_metrics_plot", show_error_metrics_plot)):
-            if value:
-                _unsupported(name, value)
+        dict with "" as the default), ``check_error_stat`` of elemwise/max/mean/median/quantile.
+
+        ``save_heatmaps`` / ``save_error_metrics_plot`` name folders where the figures of each
+        compared output's errors are saved under Polygraphy's names (SVG heatmaps, PNG plots;
+        ``parity.comparator.error_plots``); ``show_*`` shows them in windows instead, which
+        needs a display. Both need matplotlib (Debian's python3-matplotlib)."""
+        if find_output_func:
+            _unsupported("find_output_func", find_output_func)
+        plots = {
+            "save_heatmaps": "" if save_heatmaps is None else os.fspath(save_heatmaps),
+            "show_heatmaps": bool(show_heatmaps),
+            "save_error_metrics_plot":
+                "" if save_error_metrics_plot is None else os.fspath(save_error_metrics_plot),
+            "show_error_metrics_plot": bool(show_error_metrics_plot),
+        }
+        plotter = None
+        if any(plots.values()):
+            from parity.comparator import error_plots
+
+            plotter = error_plots.api_plotter(show=plots["show_heatmaps"]
+                                              or plots["show_error_metrics_plot"])
         return _parity.compare_func_simple(
             True if check_shapes is None else bool(check_shapes), rtol, atol, bool(fail_fast),
-            check_error_stat, bool(infinities_compare_equal), error_quantile,
+            check_error_stat, bool(infinities_compare_equal), error_quantile, plotter=plotter,
+            **plots,
         )
 
     @staticmethod
