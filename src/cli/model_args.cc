@@ -86,8 +86,13 @@ ScriptRef ModelArgs::script() const { return parse_script_ref(model_file, kDefau
 std::string ModelArgs::path() const {
   const std::string file = is_script() ? script().path : model_file;
   std::error_code ec;
+  // Python's os.path.abspath, as Polygraphy prints the path: absolute and lexically normal
+  // ("a/../m.onnx" is "m.onnx"), no trailing separator.
   const fs::path absolute = fs::absolute(file, ec);
-  return ec ? file : absolute.string();
+  if (ec) return file;
+  std::string normal = absolute.lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return normal;
 }
 
 Loader<ModelPtr> ModelArgs::loader(bool marked) const {

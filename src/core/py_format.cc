@@ -278,7 +278,7 @@ class ArrayLayout {
   void make_words(const std::vector<int64_t>& shown) {
     if (t_.dtype() == DataType::kString) {
       const auto* s = t_.data<std::string>();
-      for (int64_t i : shown) words_[i] = "'" + s[i] + "'";
+      for (int64_t i : shown) words_[i] = py_repr(s[i]);
       return;
     }
     const std::vector<double> all = tensor_to_doubles(t_);
@@ -388,6 +388,30 @@ std::string numpy_array_str(const Tensor& t, const ArrayPrintOptions& options) {
     return numpy_scalar_str(tensor_to_doubles(t)[0], t.dtype());
   }
   return ArrayLayout(t, options).str();
+}
+
+std::string py_repr(std::string_view s) {
+  const bool has_single = s.find('\'') != std::string_view::npos;
+  const bool has_double = s.find('"') != std::string_view::npos;
+  const char quote = has_single && !has_double ? '"' : '\'';
+  std::string out(1, quote);
+  for (unsigned char c : s) {
+    if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + quote;
 }
 
 // A Python string literal.
