@@ -281,6 +281,18 @@ class ArrayLayout {
       for (int64_t i : shown) words_[i] = py_repr(s[i]);
       return;
     }
+    // 64-bit integers are printed from their own values: past 2**53 a double would round them.
+    if (t_.dtype() == DataType::kInt64 || t_.dtype() == DataType::kUInt64) {
+      std::vector<std::string> digits;
+      for (int64_t i : shown)
+        digits.push_back(t_.dtype() == DataType::kInt64 ? std::to_string(t_.data<int64_t>()[i])
+                                                        : std::to_string(t_.data<uint64_t>()[i]));
+      size_t width = 0;
+      for (const auto& d : digits) width = std::max(width, d.size());
+      for (size_t k = 0; k < shown.size(); ++k)
+        words_[shown[k]] = fmt::format("{:>{}}", digits[k], width);
+      return;
+    }
     const std::vector<double> all = tensor_to_doubles(t_);
     std::vector<double> values;
     values.reserve(shown.size());
@@ -385,6 +397,8 @@ std::string numpy_array_str(const Tensor& t, const ArrayPrintOptions& options) {
   if (t.numel() == 0) return "[]";
   if (t.rank() == 0) {
     if (t.dtype() == DataType::kString) return t.data<std::string>()[0];
+    if (t.dtype() == DataType::kInt64) return std::to_string(t.data<int64_t>()[0]);
+    if (t.dtype() == DataType::kUInt64) return std::to_string(t.data<uint64_t>()[0]);
     return numpy_scalar_str(tensor_to_doubles(t)[0], t.dtype());
   }
   return ArrayLayout(t, options).str();
