@@ -86,10 +86,10 @@ RunEnd compare_saved(const RunArgs& args, const ComparatorOptions& cmp,
 RunEnd run_in_process(const RunArgs& args, const ComparatorOptions& cmp,
                       const std::vector<ConfiguredBackend>& backends) {
   const Shard shard = args.dataset.parsed_shard();
-  ModelPtr loaded = args.model.loader()();
+  ModelPtr loaded = args.model.shared_model();
   std::vector<std::unique_ptr<Runner>> owned;
   for (const ConfiguredBackend& b : backends)
-    owned.push_back(b.make_runner(Loader<ModelPtr>(loaded)));
+    owned.push_back(b.make_runner(args.model.loader_for(loaded, b.backend->opens_model_file)));
   std::vector<Runner*> runners;
   std::vector<std::string> names;
   for (auto& r : owned) {

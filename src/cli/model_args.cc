@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/logger.h"
 #include "core/names.h"
+#include "onnx/model_io.h"
 
 namespace parity::cli {
 
@@ -108,6 +109,29 @@ Loader<ModelPtr> ModelArgs::loader(bool marked) const {
   if (!marked || !marks_outputs()) return model;
   std::vector<std::string> names = mark_all() ? std::vector<std::string>{} : onnx_outputs;
   return ModifyOutputs(model, names, mark_all(), onnx_exclude_outputs);
+}
+
+ModelPtr ModelArgs::shared_model() const {
+  Loader<ModelPtr> model;
+  if (is_script())
+    model = loader();  // a script's line names its function, printed as it runs
+  else
+    model = [path = path(), options = load_options()] {
+      return onnx_io::load_model(path, options);
+    };
+  if (!is_script() && marks_outputs()) {
+    std::vector<std::string> names = mark_all() ? std::vector<std::string>{} : onnx_outputs;
+    model = ModifyOutputs(model, names, mark_all(), onnx_exclude_outputs);
+  }
+  return model();
+}
+
+Loader<ModelPtr> ModelArgs::loader_for(ModelPtr shared, bool backend_opens_model_file) const {
+  const bool announce = !is_script() && !(backend_opens_model_file && !marks_outputs());
+  return Loader<ModelPtr>([shared = std::move(shared), announce, path = path()] {
+    if (announce) logger().info("Loading model: {}", path);
+    return shared;
+  });
 }
 
 void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool required) {

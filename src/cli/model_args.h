@@ -43,6 +43,13 @@ struct ModelArgs {
   // The model loader these flags describe: the file, with the outputs marked as asked
   // (unmarked with marked = false).
   Loader<ModelPtr> loader(bool marked = true) const;
+  // The loader's model, loaded once and shared by runners. Polygraphy's loaders are lazy: a
+  // runner loads the model when it is activated, and "Loading model: ..." follows that runner's
+  // "Activating" line (for each runner that loads it; none for a backend whose Polygraphy
+  // runner opens an unmodified file itself). shared_model loads without that line, and
+  // loader_for gives each runner a loader that prints it, as Polygraphy's would, on activation.
+  ModelPtr shared_model() const;
+  Loader<ModelPtr> loader_for(ModelPtr shared, bool backend_opens_model_file) const;
 };
 // `required` false: the model may be left out (`run --load-outputs a.json b.json` compares
 // saved results only).

@@ -334,12 +334,14 @@ RunEnd run_command(const RunArgs& args) {
         "layer-wise summary: {}",
         why_not);
 
-  // Load the model once; every runner shares it.
-  ModelPtr loaded = backends.empty() ? nullptr : args.model.loader()();
+  // Load the model once; every runner shares it (and prints Polygraphy's "Loading model"
+  // line when it is activated).
+  ModelPtr loaded = backends.empty() ? nullptr : args.model.shared_model();
   if (loaded) check_input_names(args, *loaded);
   std::vector<std::unique_ptr<Runner>> owned;
   for (const ConfiguredBackend& b : backends) {
-    std::unique_ptr<Runner> runner = b.make_runner(Loader<ModelPtr>(loaded));
+    std::unique_ptr<Runner> runner =
+        b.make_runner(args.model.loader_for(loaded, b.backend->opens_model_file));
     if (cmp.use_subprocess)
       runner = std::make_unique<SubprocessRunner>(std::move(runner),
                                                   SubprocessOptions{cmp.subprocess_timeout});
