@@ -128,10 +128,7 @@ ModelPtr ModelArgs::shared_model() const {
 
 Loader<ModelPtr> ModelArgs::loader_for(ModelPtr shared, bool backend_opens_model_file) const {
   const bool announce = !is_script() && !(backend_opens_model_file && !marks_outputs());
-  return Loader<ModelPtr>([shared = std::move(shared), announce, path = path()] {
-    if (announce) logger().info("Loading model: {}", path);
-    return shared;
-  });
+  return SharedModel(std::move(shared), path(), announce);
 }
 
 void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool required) {
