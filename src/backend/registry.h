@@ -91,6 +91,9 @@ struct Backend {
   std::vector<BackendOption> options;
   // Lower comes first in --help and in registry listings.
   int rank = 100;
+  // Polygraphy's runner of this backend opens an unmodified model file itself (ONNX Runtime's
+  // session made from the path), so activating it prints no "Loading model: ..." line.
+  bool opens_model_file = false;
 
   // Parses the option values once, before any work (UsageError for a malformed value); the
   // result is what the other hooks receive as `config`.

@@ -86,7 +86,7 @@ RunEnd run_in_process(const RunArgs& args, const ComparatorOptions& cmp,
   ModelPtr loaded = runner_model_loader(args)();
   std::vector<std::unique_ptr<Runner>> owned;
   for (const ConfiguredBackend& b : backends)
-    owned.push_back(b.make_runner(Loader<ModelPtr>(loaded)));
+    owned.push_back(b.make_runner(args.model.loader_for(loaded, b.backend->opens_model_file)));
   std::vector<Runner*> runners;
   std::vector<std::string> names;
   for (auto& r : owned) {

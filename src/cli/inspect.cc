@@ -80,10 +80,12 @@ int run_inspect_model(const InspectModelArgs& args) {
   options.layers = shows("layers");
   options.attrs = shows("attrs");
   options.weights = shows("weights");
-  options.format_values = [](const Tensor& t) { return numpy_array_str(t); };
-  if (options.attrs && !options.layers)
-    logger().warning("--show attrs has no effect without --show layers");
-  logger().info("==== ONNX Model ====\n{}", onnx_io::describe_model(*model, options));
+  options.ignore_external_data = args.model.load_options().ignore_external_data;
+  // Polygraphy strips the description (the last node's blank line, trailing indentation).
+  std::string text = onnx_io::describe_model(*model, options);
+  const size_t end = text.find_last_not_of(" \t\n\r\v\f");
+  text.erase(end == std::string::npos ? 0 : end + 1);
+  logger().info("==== ONNX Model ====\n{}", text);
   if (args.list_unbounded_dds) {
     ::onnx::GraphProto& graph = *file->proto->mutable_graph();
     const std::vector<std::string> found = surgeon::unbounded_dds_tensors(graph);

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/logger.h"
 #include "core/names.h"
+#include "onnx/model_io.h"
 
 namespace parity::cli {
 
@@ -86,8 +87,13 @@ ScriptRef ModelArgs::script() const { return parse_script_ref(model_file, kDefau
 std::string ModelArgs::path() const {
   const std::string file = is_script() ? script().path : model_file;
   std::error_code ec;
+  // Python's os.path.abspath, as Polygraphy prints the path: absolute and lexically normal
+  // ("a/../m.onnx" is "m.onnx"), no trailing separator.
   const fs::path absolute = fs::absolute(file, ec);
-  return ec ? file : absolute.string();
+  if (ec) return file;
+  std::string normal = absolute.lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return normal;
 }
 
 Loader<ModelPtr> ModelArgs::loader(bool marked_outputs) const {
@@ -108,6 +114,21 @@ Loader<ModelPtr> ModelArgs::marked(Loader<ModelPtr> model) const {
   if (!marks_outputs()) return model;
   std::vector<std::string> names = mark_all() ? std::vector<std::string>{} : onnx_outputs;
   return ModifyOutputs(model, names, mark_all(), onnx_exclude_outputs);
+}
+
+Loader<ModelPtr> ModelArgs::shared_loader() const {
+  if (is_script()) return loader();  // a script's line names its function, printed as it runs
+  Loader<ModelPtr> model = [path = path(), options = load_options()] {
+    return onnx_io::load_model(path, options);
+  };
+  if (shape_inference) model = InferShapes(model, load_options());
+  return marked(model);
+}
+
+Loader<ModelPtr> ModelArgs::loader_for(ModelPtr shared, bool backend_opens_model_file) const {
+  const bool modified = marks_outputs() || shape_inference;
+  const bool announce = !is_script() && !(backend_opens_model_file && !modified);
+  return SharedModel(std::move(shared), path(), announce);
 }
 
 void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool required) {

@@ -48,6 +48,13 @@ struct ModelArgs {
   Loader<ModelPtr> loader(bool marked_outputs = true) const;
   // `model` with the outputs marked as --onnx-outputs / --onnx-exclude-outputs ask.
   Loader<ModelPtr> marked(Loader<ModelPtr> model) const;
+  // The model runners share, loaded once. Polygraphy's loaders are lazy: a runner loads the
+  // model when it is activated, and "Loading model: ..." follows that runner's "Activating"
+  // line (for each runner that loads it; none for a backend whose Polygraphy runner opens an
+  // unmodified file itself). shared_loader loads without that line, and loader_for gives each
+  // runner a loader that prints it, as Polygraphy's would, on activation.
+  Loader<ModelPtr> shared_loader() const;
+  Loader<ModelPtr> loader_for(ModelPtr shared, bool backend_opens_model_file) const;
 };
 // `required` false: the model may be left out (`run --load-outputs a.json b.json` compares
 // saved results only).

@@ -43,7 +43,7 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
 }
 
 Loader<ModelPtr> runner_model_loader(const RunArgs& args) {
-  Loader<ModelPtr> model = args.model.loader();
+  Loader<ModelPtr> model = args.model.shared_loader();
   if (args.save_onnx.output.empty()) return model;
   return SaveOnnx(model, args.save_onnx.output, args.save_onnx.options(args.model.path()));
 }
@@ -385,12 +385,14 @@ RunEnd run_command(const RunArgs& args) {
         "layer-wise summary: {}",
         why_not);
 
-  // Load the model once; every runner shares it.
+  // Load the model once; every runner shares it (and prints Polygraphy's "Loading model"
+  // line when it is activated).
   ModelPtr loaded = backends.empty() ? nullptr : runner_model_loader(args)();
   if (loaded) check_input_names(args, *loaded);
   std::vector<std::unique_ptr<Runner>> owned;
   for (const ConfiguredBackend& b : backends) {
-    std::unique_ptr<Runner> runner = b.make_runner(Loader<ModelPtr>(loaded));
+    std::unique_ptr<Runner> runner =
+        b.make_runner(args.model.loader_for(loaded, b.backend->opens_model_file));
     if (cmp.use_subprocess)
       runner = std::make_unique<SubprocessRunner>(std::move(runner),
                                                   SubprocessOptions{cmp.subprocess_timeout});

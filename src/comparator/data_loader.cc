@@ -14,10 +14,22 @@
 #include "comparator/data_loader.h"
 #include "core/error.h"
 #include "core/logger.h"
+#include "core/py_format.h"
 
 namespace parity {
 
 namespace {
+
+// Polygraphy prints an input's shape in its data loader's warnings as its metadata holds it, a
+// BoundedShape: "BoundedShape(['N', 3, 32, 32], min=None, max=None)" (unknown dims None).
+std::string bounded_shape_str(const DimList& dims) {
+  std::vector<std::string> items;
+  for (const Dim& d : dims)
+    items.push_back(d.is_fixed()      ? std::to_string(d.value)
+                    : d.is_symbolic() ? py_repr(d.param)
+                                      : "None");
+  return fmt::format("BoundedShape([{}], min=None, max=None)", fmt::join(items, ", "));
+}
 
 // Python's fnmatch.fnmatchcase: '*' any run, '?' one character, '[seq]' / '[!seq]' a set with
 // a-z ranges; a '[' without its ']' is literal. Names are compared case-sensitively (POSIX).
@@ -213,7 +225,7 @@ struct InputPlan {
 InputPlan plan_input(const TensorMeta& input, const TensorMeta* user_entry,
                      const TensorMetadata& user) {
   const std::string& name = input.name;
-  const std::string model_shape = input.shape ? dims_str(*input.shape) : "None";
+  const std::string model_shape = input.shape ? bounded_shape_str(*input.shape) : "None";
   check_numpy_dtype(name, input.dtype);
 
   InputPlan plan;
@@ -230,13 +242,13 @@ InputPlan plan_input(const TensorMeta& input, const TensorMeta* user_entry,
             "Input tensor: {} [shape={}] | Provided input shape: {} is dynamic.\nDynamic shapes "
             "cannot be used to generate inference data. Will use default shape instead.\nTo avoid "
             "this, please provide a fixed shape to the data loader. ",
-            name, model_shape, dims_str(user_dims));
+            name, model_shape, bounded_shape_str(user_dims));
       } else if (!is_valid_shape_override(user_dims, dims) && !plan.shape_tensor) {
         logger().log_once(Severity::kWarning,
                           fmt::format("Input tensor: {} [shape={}] | Cannot use provided custom "
                                       "shape: {} to override tensor shape. Will use default shape "
                                       "instead.",
-                                      name, model_shape, dims_str(user_dims)));
+                                      name, model_shape, bounded_shape_str(user_dims)));
       } else {
         dims = user_dims;
       }
@@ -253,7 +265,7 @@ InputPlan plan_input(const TensorMeta& input, const TensorMeta* user_entry,
     logger().log_once(Severity::kWarning,
                       fmt::format("Input tensor: {} [shape={}] | Will generate data of shape: {}.\n"
                                   "If this is incorrect, please provide a custom data loader.",
-                                  name, dims_str(*dims), shape_list_str(plan.shape)));
+                                  name, bounded_shape_str(*dims), shape_list_str(plan.shape)));
   }
   return plan;
 }

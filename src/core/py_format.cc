@@ -278,7 +278,19 @@ class ArrayLayout {
   void make_words(const std::vector<int64_t>& shown) {
     if (t_.dtype() == DataType::kString) {
       const auto* s = t_.data<std::string>();
-      for (int64_t i : shown) words_[i] = "'" + s[i] + "'";
+      for (int64_t i : shown) words_[i] = py_repr(s[i]);
+      return;
+    }
+    // 64-bit integers are printed from their own values: past 2**53 a double would round them.
+    if (t_.dtype() == DataType::kInt64 || t_.dtype() == DataType::kUInt64) {
+      std::vector<std::string> digits;
+      for (int64_t i : shown)
+        digits.push_back(t_.dtype() == DataType::kInt64 ? std::to_string(t_.data<int64_t>()[i])
+                                                        : std::to_string(t_.data<uint64_t>()[i]));
+      size_t width = 0;
+      for (const auto& d : digits) width = std::max(width, d.size());
+      for (size_t k = 0; k < shown.size(); ++k)
+        words_[shown[k]] = fmt::format("{:>{}}", digits[k], width);
       return;
     }
     const std::vector<double> all = tensor_to_doubles(t_);
@@ -385,9 +397,35 @@ std::string numpy_array_str(const Tensor& t, const ArrayPrintOptions& options) {
   if (t.numel() == 0) return "[]";
   if (t.rank() == 0) {
     if (t.dtype() == DataType::kString) return t.data<std::string>()[0];
+    if (t.dtype() == DataType::kInt64) return std::to_string(t.data<int64_t>()[0]);
+    if (t.dtype() == DataType::kUInt64) return std::to_string(t.data<uint64_t>()[0]);
     return numpy_scalar_str(tensor_to_doubles(t)[0], t.dtype());
   }
   return ArrayLayout(t, options).str();
+}
+
+std::string py_repr(std::string_view s) {
+  const bool has_single = s.find('\'') != std::string_view::npos;
+  const bool has_double = s.find('"') != std::string_view::npos;
+  const char quote = has_single && !has_double ? '"' : '\'';
+  std::string out(1, quote);
+  for (unsigned char c : s) {
+    if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + quote;
 }
 
 // A Python string literal.

@@ -6,8 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include <string>
-
 #include "core/tensor.h"
 
 namespace parity {
@@ -37,6 +35,11 @@ struct ArrayPrintOptions {
   int64_t line_width = 75;
 };
 std::string numpy_array_str(const Tensor& t, const ArrayPrintOptions& options);
+
+// Python's repr(str): single quotes unless the text holds one and no double quote, escapes
+// for backslashes, the quote, \t \n \r and other control characters ("it's", 'a\tb').
+// Bytes from 0x80 up are kept as they are (UTF-8 text Python would print as it is).
+std::string py_repr(std::string_view s);
 
 // Python literals, for the scripts Parity writes (--gen-script): each reads back as the value.
 std::string py_str(std::string_view s);                      // 'it\'s'

@@ -14,6 +14,13 @@ Loader<ModelPtr> OnnxFromPath(std::string path, onnx_io::LoadOptions options) {
   });
 }
 
+Loader<ModelPtr> SharedModel(ModelPtr model, std::string path, bool announce) {
+  return Loader<ModelPtr>([model = std::move(model), path = std::move(path), announce] {
+    if (announce) logger().info("Loading model: {}", path);
+    return model;
+  });
+}
+
 Loader<ModelPtr> OnnxFromBytes(Loader<std::string> bytes, onnx_io::LoadOptions options) {
   return Loader<ModelPtr>([bytes = std::move(bytes), options = std::move(options)] {
     // Bytes have no folder of their own: external data is looked up in the given folder or

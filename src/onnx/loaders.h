@@ -14,6 +14,10 @@ namespace parity {
 using ModelPtr = std::shared_ptr<ir::Model>;
 
 Loader<ModelPtr> OnnxFromPath(std::string path, onnx_io::LoadOptions options = {});
+// A model already loaded from `path`, shared by several runners: each call prints Polygraphy's
+// "Loading model: <path>" line (when `announce`) and returns the same model, so that the line
+// follows each runner's "Activating" line as it does in Polygraphy, where every runner loads.
+Loader<ModelPtr> SharedModel(ModelPtr model, std::string path, bool announce);
 Loader<ModelPtr> OnnxFromBytes(Loader<std::string> bytes, onnx_io::LoadOptions options = {});
 Loader<std::string> BytesFromOnnx(Loader<ModelPtr> model);
 Loader<ModelPtr> ModifyOutputs(Loader<ModelPtr> model, std::vector<std::string> outputs,

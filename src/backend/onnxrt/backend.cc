@@ -37,6 +37,7 @@ Backend onnxrt_backend() {
   b.help = "Run inference with ONNX Runtime";
   b.group = "ONNX Runtime Runner";
   b.rank = 10;
+  b.opens_model_file = true;
   b.options = {
       {"--providers,--execution-providers", Kind::kList,
        "ONNX Runtime execution providers in priority order; exact or case-insensitive "

@@ -1,0 +1,101 @@
+// `parity run` prints what Polygraphy 0.49 printed for the same run, line for line, with only
+// times and run names masked (tests/cli/fixtures/run/: make_fixtures.sh ran Polygraphy; the
+// results it saved, ref.json, and a copy altered by alter.py are loaded by the comparisons).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+#include "support/test_util.h"
+
+namespace parity::testing {
+namespace {
+
+const std::string kDir = "tests/cli/fixtures/run/";
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
+  return s;
+}
+
+// Times (runner names carry the time they were made, inference and run times) and the program
+// that ran are masked; everything else must be equal.
+std::string masked(const std::string& text) {
+  static const std::regex runner(R"((\w+)-runner-N(\d+)-\d\d/\d\d/\d\d-\d\d:\d\d:\d\d)");
+  static const std::regex ms(R"(\d+(\.\d+)?(e-?\d+)? ms)");
+  static const std::regex runtime(R"(Runtime: \d+\.\d+s)");
+  static const std::regex command(R"(Command: \S+)");
+  std::string s = std::regex_replace(text, runner, "$1-runner-N$2-<time>");
+  s = std::regex_replace(s, ms, "<t> ms");
+  s = std::regex_replace(s, runtime, "Runtime: <t>s");
+  return std::regex_replace(s, command, "Command: <program>");
+}
+
+struct Fixture {
+  std::vector<std::string> args;  // after "polygraphy"
+  std::string printed;
+};
+
+Fixture read_fixture(const std::string& name) {
+  const std::string root = std::filesystem::canonical(PARITY_SOURCE_DIR).string();
+  std::string text = replace_all(read_text(source_path(kDir + name)), "{ROOT}", root);
+  std::istringstream lines(text);
+  std::string comment, command;
+  std::getline(lines, comment);
+  std::getline(lines, command);
+  Fixture f;
+  std::istringstream words(command.substr(std::string("# polygraphy ").size()));
+  for (std::string w; words >> w;) f.args.push_back(w);
+  f.printed = text.substr(comment.size() + command.size() + 2);
+  return f;
+}
+
+CommandResult run_in_fixtures(const std::vector<std::string>& args) {
+  std::string command = "cd '" + source_path(kDir) + "' && '" + PARITY_CLI + "'";
+  for (const auto& a : args) command += " '" + a + "'";
+  return run_command(command);
+}
+
+class RunPrintsAsPolygraphy : public ::testing::TestWithParam<std::pair<std::string, int>> {};
+
+TEST_P(RunPrintsAsPolygraphy, LineForLine) {
+  const auto& [name, exit_code] = GetParam();
+  const Fixture f = read_fixture(name);
+  const CommandResult r = run_in_fixtures(f.args);
+  EXPECT_EQ(r.exit_code, exit_code) << r.output;
+  EXPECT_EQ(masked(r.output), masked(f.printed));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, RunPrintsAsPolygraphy,
+    ::testing::Values(
+        // A runner against the results Polygraphy saved: PASSED with per-output statistics.
+        std::make_pair(std::string("load_passed.txt"), 0),
+        // Against results scaled by 1.01 with one element off by 0.5: FAILED, with the values,
+        // the histograms of both outputs and of both differences, the required tolerance.
+        std::make_pair(std::string("load_failed.txt"), 1),
+        // Two runners: each loads the model after its own "Activating" line.
+        std::make_pair(std::string("two_runners.txt"), 0),
+        // Dynamic dimensions: the warning names the input's BoundedShape.
+        std::make_pair(std::string("dynamic_input.txt"), 0)),
+    [](const auto& info) { return info.param.first.substr(0, info.param.first.find('.')); });
+
+// Saving results: the same lines, the file named where the test writes it (never into the
+// source tree).
+TEST(RunPrint, SavingResultsAsPolygraphy) {
+  TempDir dir;
+  Fixture f = read_fixture("save.txt");
+  for (auto& a : f.args)
+    if (a == "ref.json") a = dir.file("ref.json");
+  const CommandResult r = run_in_fixtures(f.args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string expected = replace_all(f.printed, "Saving inference results to ref.json",
+                                           "Saving inference results to " + dir.file("ref.json"));
+  EXPECT_EQ(masked(r.output),
+            masked(replace_all(expected, "ref.json --log", dir.file("ref.json") + " --log")));
+}
+
+}  // namespace
+}  // namespace parity::testing
