@@ -167,7 +167,7 @@ class OrtSessionBuilder {
         },
         [&](ort::SessionOptions* so, OrtSession& session) {
           hand_over_initializers(so, session, m);
-          session.external_model_ = model;  // the values borrow its mapped bytes
+          session.external_tensors_ = m.tensors;  // the values borrow their bytes
         });
   }
 

@@ -12,6 +12,7 @@
 #include "backend/onnxrt/library.h"
 #include "core/loader.h"
 #include "core/metadata.h"
+#include "core/tensor.h"
 #include "onnx/loaders.h"
 
 namespace parity {
@@ -76,9 +77,9 @@ class OrtSession {
   ort::Session* session_ = nullptr;
   std::vector<void*> custom_op_handles_;  // closed after the session is released
   // A model loaded from memory: the values handed over for its external initializers
-  // (released after the session) and the model whose mapped bytes they borrow.
+  // (released after the session) and the tensors (mapped bytes) they borrow.
   std::vector<ort::Value*> external_values_;
-  ModelPtr external_model_;
+  std::vector<Tensor> external_tensors_;
   std::vector<std::string> providers_;
   TensorMetadata inputs_;
   std::vector<std::string> output_names_;
