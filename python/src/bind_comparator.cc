@@ -31,8 +31,13 @@ struct LoggerIndent {
 // lazily under the GIL.
 class PyFeedSource : public FeedSource {
  public:
-  explicit PyFeedSource(py::object iterable) : iterator_(make_py_ref(py::iter(iterable))) {}
-  std::optional<size_t> size() const override { return std::nullopt; }
+  // A sized iterable (a list) says how many feeds it has; a generator is read as it yields,
+  // so an endless one is consumed one feed at a time.
+  explicit PyFeedSource(py::object iterable)
+      : size_(py::hasattr(iterable, "__len__") ? std::optional<size_t>(py::len(iterable))
+                                               : std::nullopt),
+        iterator_(make_py_ref(py::iter(iterable))) {}
+  std::optional<size_t> size() const override { return size_; }
   std::optional<TensorMap> get(size_t i) override {
     py::gil_scoped_acquire gil;
     PyObject* item = PyIter_Next(iterator_->ptr());
@@ -45,6 +50,7 @@ class PyFeedSource : public FeedSource {
   }
 
  private:
+  std::optional<size_t> size_;
   PyRef iterator_;
 };
 

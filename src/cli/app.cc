@@ -245,6 +245,9 @@ int main(int argc, char** argv) {
   bool passed = false;
   try {
     apply_logging_args(*logging);
+    if (run->parsed())
+      warn_ignored_generation_args(
+          *run, !run_args.data_loader_script.empty() || !run_args.data.load_inputs.empty());
     if (framed) logger().start("RUNNING | Command: {}", command);
     if (run->parsed()) {
       run_args.backends = collect_backend_args(*run);

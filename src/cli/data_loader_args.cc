@@ -35,6 +35,18 @@ std::unique_ptr<FeedSource> DataLoaderArgs::make_feeds(bool lazy) const {
   return std::make_unique<FeedList>(std::move(feeds));
 }
 
+void warn_ignored_generation_args(const CLI::App& app, bool custom_loader) {
+  if (!custom_loader) return;
+  // Polygraphy's order (it also has the deprecated --int-min ... --float-max, which Parity
+  // does not).
+  for (const char* flag : {"--seed", "--val-range", "--iterations"})
+    if (app.count(flag) > 0)
+      logger().warning(
+          "Argument: '{}' will be ignored since a custom data loader was provided.\nThis "
+          "argument is only valid when using the default data loader.",
+          flag);
+}
+
 void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {
   const char* group = "Data Loader";
   app.add_option("--seed", args.seed, "Seed for random inputs; iteration i uses seed + i")

@@ -29,5 +29,9 @@ struct DataLoaderArgs {
   std::unique_ptr<FeedSource> make_feeds(bool lazy = false) const;
 };
 void add_data_loader_args(CLI::App& app, DataLoaderArgs& args);
+// Polygraphy's warning for each generation flag (--seed, --val-range, --iterations) given on
+// `app` beside a custom data loader (--data-loader-script or --load-inputs), which ignores them
+// (an endless data loader script therefore runs until interrupted).
+void warn_ignored_generation_args(const CLI::App& app, bool custom_loader);
 
 }  // namespace parity::cli

@@ -18,24 +18,46 @@ namespace parity {
 
 namespace {
 
-// Every feed of the source, read once (the first runner's metadata decides them).
-std::vector<TensorMap> materialise(FeedSource& feeds) {
-  std::vector<TensorMap> all;
-  if (std::optional<size_t> n = feeds.size()) {
-    all.reserve(*n);
-    for (size_t i = 0; i < *n; ++i) {
-      std::optional<TensorMap> feed = feeds.get(i);
-      if (!feed) break;
-      all.push_back(std::move(*feed));
+// The feeds every runner is given: read from the source as the first runner asks for them (so
+// an endless generator starts inferring at once, and a runner that alone reads the feeds does
+// not hold them all), and kept for the later runners when there are any.
+class FeedCache {
+ public:
+  FeedCache(FeedSource& source, bool keep) : source_(source), keep_(keep) {}
+
+  // Feed i, nullptr past the end; valid until the next call.
+  const TensorMap* get(size_t i) {
+    if (i < kept_.size()) return &kept_[i];
+    if (exhausted_ || (keep_ && i > kept_.size())) return nullptr;
+    std::optional<TensorMap> feed = source_.get(i);
+    if (!feed) {
+      exhausted_ = true;
+      return nullptr;
     }
-    return all;
+    read_ = true;
+    if (!keep_) {
+      last_ = std::move(*feed);
+      return &last_;
+    }
+    kept_.push_back(std::move(*feed));
+    return &kept_.back();
   }
-  for (size_t i = 0;; ++i) {
-    std::optional<TensorMap> feed = feeds.get(i);
-    if (!feed) return all;
-    all.push_back(std::move(*feed));
+  // Whether the source has yielded anything yet.
+  bool read() const { return read_; }
+  // How many feeds there are, when known before reading them all.
+  std::optional<size_t> count() const {
+    if (exhausted_ && keep_) return kept_.size();
+    return source_.size();
   }
-}
+  std::vector<TensorMap>& kept() { return kept_; }
+
+ private:
+  FeedSource& source_;
+  bool keep_;
+  bool exhausted_ = false, read_ = false;
+  std::vector<TensorMap> kept_;
+  TensorMap last_;
+};
 
 TensorMetadata metadata_of(const TensorMap& tensors) {
   TensorMetadata meta;
@@ -51,47 +73,46 @@ TensorMap fitted(const TensorMap& cached, const TensorMetadata& meta, bool first
   return first_runner && options.strict_inputs ? cached : coerce_feed(cached, meta);
 }
 
-std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cache,
-                                     bool first_runner, FeedSource& feeds,
-                                     const RunOptions& options) {
+std::vector<IterationResult> run_one(Runner& runner, FeedCache& feeds, FeedSource& source,
+                                     bool first_runner, const RunOptions& options) {
   const std::string name = pad_name(runner.name());
   RunnerActivation activation(runner);
   const TensorMetadata meta = runner.input_metadata();
-  if (first_runner) {
-    feeds.set_input_metadata(meta);
-    cache = materialise(feeds);
-    if (options.used_feeds) *options.used_feeds = cache;
-  }
+  if (first_runner) source.set_input_metadata(meta);
 
   if (options.warm_up > 0) {
     logger().start("{} | Running {} warm-up run(s)", name, options.warm_up);
-    if (cache.empty()) {
+    if (const TensorMap* first = feeds.get(0)) {
+      const TensorMap feed = fitted(*first, meta, first_runner, options);
+      for (int64_t i = 0; i < options.warm_up; ++i) runner.infer(feed);
+    } else {
       logger().warning(
           "{} warm-up run(s) were requested, but data loader did not supply any data. Skipping "
           "warm-up run(s)",
           options.warm_up);
-    } else {
-      const TensorMap feed = fitted(cache[0], meta, first_runner, options);
-      for (int64_t i = 0; i < options.warm_up; ++i) runner.infer(feed);
     }
     logger().finish("{} | Finished {} warm-up run(s)", name, options.warm_up);
   }
 
   std::vector<IterationResult> iterations;
-  iterations.reserve(cache.size());
+  // A runner may reuse its output buffers between calls, so results are copied when more
+  // than one iteration is kept (Polygraphy 0.49.21 copies only in that case too); a source
+  // of unknown length (a generator) may have more.
+  const std::optional<size_t> count = feeds.count();
+  const bool copy_outputs = !count || *count > 1;
   double total_runtime = 0;
-  Progress progress(fmt::format("{} | Iteration", name), cache.size());
-  for (const TensorMap& cached : cache) {
+  Progress progress(fmt::format("{} | Iteration", name), feeds.count().value_or(0));
+  for (size_t i = 0;; ++i) {
+    const TensorMap* cached = feeds.get(i);
+    if (!cached) break;
     progress.update(iterations.size());
-    const TensorMap feed = fitted(cached, meta, first_runner, options);
+    const TensorMap feed = fitted(*cached, meta, first_runner, options);
     logger().log_once(Severity::kInfo, fmt::format("{}\n---- Inference Input(s) ----\n{}", name,
                                                    metadata_of(feed).str()));
     TensorMap outputs = runner.infer(feed);
     const double runtime = runner.last_inference_time().value_or(0.0);
     total_runtime += runtime;
-    // A runner may reuse its output buffers between calls, so results are copied when more
-    // than one iteration is kept (Polygraphy 0.49.21 copies only in that case too).
-    if (cache.size() > 1)
+    if (copy_outputs)
       for (auto& [out_name, t] : outputs) t = t.clone();
     logger().log_once(Severity::kInfo, fmt::format("{}\n---- Inference Output(s) ----\n{}", name,
                                                    metadata_of(outputs).str()));
@@ -111,34 +132,35 @@ std::vector<IterationResult> run_one(Runner& runner, std::vector<TensorMap>& cac
 
 }  // namespace
 
-RunResults Comparator::run(const std::vector<Runner*>& runners, FeedSource& feeds,
+RunResults Comparator::run(const std::vector<Runner*>& runners, FeedSource& source,
                            const RunOptions& options) {
   RunResults results;
   if (runners.empty())
     logger().warning(
         "No runners were provided to Comparator.run(). Inference will not be run, and run "
         "results will be empty.");
-  std::vector<TensorMap> cache;
+  FeedCache feeds(source, runners.size() > 1 || options.used_feeds);
   std::vector<std::string> names;
   bool feeds_read = false;  // by the first runner that got as far as its input metadata
   for (Runner* runner : runners) {
     logger().start("{} | Activating and starting inference", pad_name(runner->name()));
     if (!options.failed_runners) {
-      results.add(run_one(*runner, cache, names.empty(), feeds, options), runner->name());
+      results.add(run_one(*runner, feeds, source, names.empty(), options), runner->name());
       names.push_back(runner->name());
       continue;
     }
     try {
       const bool first = !feeds_read;
-      std::vector<IterationResult> iterations = run_one(*runner, cache, first, feeds, options);
+      std::vector<IterationResult> iterations = run_one(*runner, feeds, source, first, options);
       results.add(std::move(iterations), runner->name());
       names.push_back(runner->name());
     } catch (const std::exception& e) {
       logger().error("{}", e.what());
       options.failed_runners->push_back(runner->name());
     }
-    feeds_read = feeds_read || !cache.empty() || !names.empty();
+    feeds_read = feeds_read || feeds.read() || !names.empty();
   }
+  if (options.used_feeds) *options.used_feeds = feeds.kept();
   logger().verbose("Successfully ran: {}", format_name_list(names));
   return results;
 }

@@ -203,7 +203,7 @@ void Logger::write(Severity s, std::string_view message, LogSite site) {
   }
 }
 
-void Logger::log_once(Severity s, std::string_view message, std::source_location where) {
+void Logger::log_once(Severity s, std::string_view message, SourceSite where) {
   {
     std::lock_guard lock(mutex_);
     if (!seen_once_.insert(std::string(message)).second) return;

@@ -8,7 +8,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -37,11 +36,26 @@ Severity severity_from_count(int verbose_minus_quiet);
 // Parses a severity name (ULTRA_VERBOSE, info, warning, ...); nullopt when unknown.
 std::optional<Severity> severity_from_name(std::string_view name);
 
+// The place in the sources a call is written, as std::source_location gives it: current()
+// as a default argument is evaluated at the caller. (std::source_location itself is missing
+// from libstdc++ 12 under clang 14, the compiler of the fuzz targets; the builtins are in both
+// GCC and clang.)
+struct SourceSite {
+  const char* file_ = nullptr;
+  unsigned line_ = 0;
+  static constexpr SourceSite current(const char* file = __builtin_FILE(),
+                                      unsigned line = __builtin_LINE()) {
+    return SourceSite{file, line};
+  }
+  constexpr const char* file_name() const { return file_; }
+  constexpr unsigned line() const { return line_; }
+};
+
 // Where a message was logged: for --log-format line-info and per-path --verbosity.
 struct LogSite {
   const char* file = nullptr;  // as the compiler names it; shown relative to src/
   unsigned line = 0;
-  static LogSite of(const std::source_location& w) {
+  static LogSite of(const SourceSite& w) {
     return LogSite{w.file_name(), static_cast<unsigned>(w.line())};
   }
 };
@@ -51,7 +65,7 @@ struct LogSite {
 template <typename... A>
 struct FormatAt {
   template <typename S>
-  consteval FormatAt(const S& s, std::source_location where = std::source_location::current())
+  consteval FormatAt(const S& s, SourceSite where = SourceSite::current())
       : format(s), site{where.file_name(), static_cast<unsigned>(where.line())} {}
   fmt::format_string<A...> format;
   LogSite site;
@@ -86,14 +100,12 @@ class Logger {
   void set_sink(std::function<void(Severity, const std::string&)> sink);
   void reset_sink();
 
-  void log(Severity s, std::string_view message,
-           std::source_location where = std::source_location::current()) {
+  void log(Severity s, std::string_view message, SourceSite where = SourceSite::current()) {
     write(s, message, LogSite::of(where));
   }
   void write(Severity s, std::string_view message, LogSite site);
   // Logs only the first time this exact message is seen (Polygraphy's LogMode.ONCE).
-  void log_once(Severity s, std::string_view message,
-                std::source_location where = std::source_location::current());
+  void log_once(Severity s, std::string_view message, SourceSite where = SourceSite::current());
 
   template <typename... A>
   void verbose(FormatHere<A...> f, A&&... a) {

@@ -47,7 +47,8 @@ void Progress::update(size_t done) {
   const auto now = std::chrono::steady_clock::now();
   if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
   const std::string line =
-      fmt::format("{} {}/{} ({}%)", label_, done, total_, total_ ? done * 100 / total_ : 100);
+      total_ ? fmt::format("{} {}/{} ({}%)", label_, done, total_, done * 100 / total_)
+             : fmt::format("{} {}", label_, done);  // an endless or unsized source
   std::fflush(stdout);  // what the log printed comes first on a shared terminal
   std::lock_guard lock(g_mutex);
   erase_locked();

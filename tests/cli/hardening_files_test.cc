@@ -49,6 +49,14 @@ TEST(CliFiles, InspectDataOnAnEndlessDeviceIsRefused) {
       run_command("timeout 20 " + std::string(PARITY_CLI) + " inspect data /dev/zero");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(has(r, "/dev/zero: it is a character device, not a regular file")) << r.output;
+  // Loaded inputs, read before the run and (--dataset) one file at a time as the run goes.
+  for (const char* dataset : {"", " --dataset"}) {
+    r = run_command("timeout 20 " + std::string(PARITY_CLI) + " run " + identity_model() +
+                    " --pluginref --load-inputs /dev/zero" + dataset);
+    EXPECT_EQ(r.exit_code, 1) << dataset << r.output;
+    EXPECT_TRUE(has(r, "/dev/zero: it is a character device, not a regular file"))
+        << dataset << r.output;
+  }
 }
 
 TEST(CliFiles, SavingOutputsToAFolderSaysSo) {

@@ -1,6 +1,8 @@
 // `parity run` with a Python script (--data-loader-script, --compare-func-script) runs the
 // generated script in Python: only a verdict the script itself wrote can pass the run, and
 // stopping parity stops the script.
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -43,6 +45,30 @@ TEST(RunScript, AScriptThatEndsItselfNeverPasses) {
   const CommandResult fine = run_with_loader(dir, "");
   EXPECT_EQ(fine.exit_code, 0) << fine.output;
   EXPECT_NE(fine.output.find("PASSED | Runtime:"), std::string::npos) << fine.output;
+}
+
+TEST(RunScript, GenerationFlagsBesideADataLoaderScriptAreIgnoredWithPolygraphysWarning) {
+  // Polygraphy ignores --seed, --val-range and --iterations beside a custom data loader (so an
+  // endless load_data runs until interrupted) and says so before its RUNNING line.
+  TempDir dir;
+  write_text(dir.file("loader.py"),
+             "import numpy as np\n"
+             "def load_data():\n"
+             "    yield {'x': np.ones((1, 1, 2, 2), dtype=np.float32)}\n");
+  const std::string fixture =
+      read_text(source_path("tests/cli/fixtures/polygraphy_run_ignored_generation_args.txt"));
+  std::string warnings;  // the fixture's lines before RUNNING, comments left out
+  std::istringstream lines(fixture);
+  for (std::string line; std::getline(lines, line) && line.find("RUNNING") == std::string::npos;)
+    if (!line.starts_with("#")) warnings += line + "\n";
+  const CommandResult r = run_parity({"run", source_path("examples/identity.onnx"), "--pluginref",
+                                      "--data-loader-script", dir.file("loader.py"), "--iterations",
+                                      "3", "--seed", "2", "--val-range", "[0,2]"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const size_t at = r.output.find(warnings);
+  EXPECT_NE(at, std::string::npos) << r.output;
+  EXPECT_LT(at, r.output.find("RUNNING")) << r.output;
+  EXPECT_NE(r.output.find("Completed 1 iteration(s)"), std::string::npos) << r.output;
 }
 
 TEST(RunScript, InterruptingParityStopsItsScriptAndLeavesNoTemporaryFile) {

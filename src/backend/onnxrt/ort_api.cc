@@ -78,6 +78,7 @@ Api bind_api(const void* table) {
   bind<205>(api.CreateCUDAProviderOptions, slots);
   bind<206>(api.UpdateCUDAProviderOptions, slots);
   bind<208>(api.ReleaseCUDAProviderOptions, slots);
+  bind<210>(api.AddExternalInitializers, slots);
   bind<216>(api.SessionOptionsAppendExecutionProvider, slots);
   bind<254>(api.GetBuildInfoString, slots);
   return api;

@@ -152,6 +152,11 @@ struct Api {
                                        const char* const* keys, const char* const* values,
                                        size_t n);
   void (*ReleaseCUDAProviderOptions)(CudaProviderOptionsV2*);  // 208, 1.11
+  // The session takes these values for the named initializers whose data the model keeps
+  // externally, instead of reading the model's external files; the values' buffers must outlive
+  // the session.
+  Status* (*AddExternalInitializers)(SessionOptions*, const char* const* names,  // 210, 1.12
+                                     const Value* const* values, size_t count);
   // Any provider by name except CUDA and TensorRT, which ONNX Runtime rejects here.
   Status* (*SessionOptionsAppendExecutionProvider)(SessionOptions*,  // 216, 1.12
                                                    const char* provider_name,

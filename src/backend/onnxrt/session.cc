@@ -1,10 +1,8 @@
 #include "backend/onnxrt/session.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -13,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include <onnx/onnx_pb.h>
 
@@ -20,6 +19,7 @@
 #include "backend/onnxrt/tensors.h"
 #include "core/error.h"
 #include "core/logger.h"
+#include "onnx/external_data.h"
 
 namespace fs = std::filesystem;
 
@@ -65,37 +65,44 @@ bool file_equals(const std::string& path, const std::string& bytes) {
   return content == bytes;
 }
 
-// A model file written beside the external data it refers to, removed on destruction. (ONNX
-// Runtime resolves external data against the model's folder, following symlinks, and refuses
-// data outside it, so a private folder with links to the data does not serve.)
-class TempModelFile {
- public:
-  TempModelFile(const std::string& folder, const std::string& bytes) {
-    static std::atomic<int> counter{0};
-    path_ = (fs::path(folder.empty() ? "." : folder) /
-             fmt::format(".parity-onnxrt-{}-{}.onnx", getpid(), counter++))
-                .string();
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(path_, ec);
-      fail(
-          "failed to write the modified model to '{}': ONNX Runtime must read it from the "
-          "folder of its external data, which must therefore be writable",
-          path_);
-    }
-  }
-  ~TempModelFile() {
-    std::error_code ec;
-    fs::remove(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+// A copy of the model's protobuf that ONNX Runtime can load from memory although the model
+// keeps data in external files: the graph's own initializers with external data are handed
+// over as values over the bytes Parity mapped (AddExternalInitializers); the other external
+// tensors (in subgraphs, node attributes, sparse initializers), which that call cannot
+// replace, have their bytes copied into the protobuf. Nothing is written to disk: a temporary
+// model beside the data would be left behind by a crash or Ctrl-C, and a read-only folder
+// could not hold one.
+struct InMemoryModel {
+  ::onnx::ModelProto proto;
+  std::vector<std::string> names;  // the graph's initializers with external data ...
+  std::vector<Tensor> tensors;     // ... and their bytes
 };
+
+InMemoryModel in_memory_model(const ir::Model& model, const std::string& data_dir) {
+  InMemoryModel m;
+  m.proto = *model.proto;
+  onnx_io::ExternalDataStore store(data_dir);
+  auto load = [&](const ::onnx::TensorProto& t) {
+    Shape shape(t.dims().begin(), t.dims().end());
+    return store.load(t, static_cast<DataType>(t.data_type()), shape);
+  };
+  std::set<const ::onnx::TensorProto*> handed_over;
+  for (const auto& t : m.proto.graph().initializer()) {
+    if (!onnx_io::is_external(t)) continue;
+    auto loaded = model.graph.initializers.find(t.name());  // already mapped when loading
+    m.names.push_back(t.name());
+    m.tensors.push_back(loaded != model.graph.initializers.end() ? loaded->second : load(t));
+    handed_over.insert(&t);
+  }
+  onnx_io::visit_tensors(*m.proto.mutable_graph(), [&](::onnx::TensorProto& t) {
+    if (!onnx_io::is_external(t) || handed_over.count(&t)) return;
+    const Tensor bytes = load(t);
+    t.set_raw_data(bytes.raw_data(), bytes.nbytes());
+    t.clear_external_data();
+    t.set_data_location(::onnx::TensorProto::DEFAULT);
+  });
+  return m;
+}
 
 bool same_folder(const std::string& a, const std::string& b) {
   std::error_code ec;
@@ -133,27 +140,71 @@ class OrtSessionBuilder {
     });
   }
 
-  OrtSessionPtr from_model(const ir::Model& model) {
-    std::string bytes = onnx_io::serialize_model(model);
-    if (!model.proto || !has_external_data(model.proto->graph())) return from_bytes(bytes);
+  OrtSessionPtr from_model(const ModelPtr& model) {
+    std::string bytes = onnx_io::serialize_model(*model);
+    if (!model->proto || !has_external_data(model->proto->graph())) return from_bytes(bytes);
     // The weights stay in their files; only the small graph protobuf was serialized.
-    const std::string model_folder = fs::path(model.path).parent_path().string();
+    const std::string model_folder = fs::path(model->path).parent_path().string();
     // ONNX Runtime reads the data beside the model file: the file itself serves only when that
     // is where the data is (no --external-data-dir elsewhere) and nothing was changed.
     const bool data_beside_model =
-        model.external_data_dir.empty() || same_folder(model.external_data_dir, model_folder);
-    if (!model.path.empty() && data_beside_model && file_equals(model.path, bytes))
-      return from_path(model.path);
-    std::string folder = model.external_data_dir.empty() ? model_folder : model.external_data_dir;
-    TempModelFile file(folder, bytes);
-    return from_path(file.path());
+        model->external_data_dir.empty() || same_folder(model->external_data_dir, model_folder);
+    if (!model->path.empty() && data_beside_model && file_equals(model->path, bytes))
+      return from_path(model->path);
+    const std::string data_dir =
+        model->external_data_dir.empty() ? model_folder : model->external_data_dir;
+    InMemoryModel m = in_memory_model(*model, data_dir.empty() ? "." : data_dir);
+    std::string in_memory_bytes;
+    if (!m.proto.SerializeToString(&in_memory_bytes))
+      fail(
+          "failed to serialize model '{}' for ONNX Runtime: its tensors outside the graph's "
+          "initializers exceed protobuf's 2 GB limit; keep large weights as initializers",
+          model->graph.name);
+    return build(
+        [&](const ort::SessionOptions* so, ort::Session** out) {
+          return api().CreateSessionFromArray(runtime_.env(), in_memory_bytes.data(),
+                                              in_memory_bytes.size(), so, out);
+        },
+        [&](ort::SessionOptions* so, OrtSession& session) {
+          hand_over_initializers(so, session, m);
+          session.external_tensors_ = m.tensors;  // the values borrow their bytes
+        });
   }
 
  private:
   const ort::Api& api() const { return runtime_.api(); }
 
-  template <typename Create>
-  OrtSessionPtr build(Create create) {
+  // The initializers of `m` as values over their bytes, kept by the session until it is
+  // released.
+  void hand_over_initializers(ort::SessionOptions* so, OrtSession& session,
+                              const InMemoryModel& m) {
+    std::vector<const char*> names;
+    for (size_t i = 0; i < m.names.size(); ++i) {
+      const Tensor& t = m.tensors[i];
+      ort::Value* value = nullptr;
+      // ONNX Runtime does not write to initializers; the const_cast only satisfies the C API.
+      static char empty_buffer[8];
+      void* data = t.nbytes() ? const_cast<void*>(t.raw_data()) : empty_buffer;
+      const Shape& shape = t.shape();
+      ort::check(api(),
+                 api().CreateTensorWithDataAsOrtValue(runtime_.cpu_memory(), data, t.nbytes(),
+                                                      shape.data(), shape.size(),
+                                                      static_cast<int>(t.dtype()), &value),
+                 fmt::format("wrap the initializer '{}'", m.names[i]));
+      session.external_values_.push_back(value);
+      names.push_back(m.names[i].c_str());
+    }
+    if (names.empty()) return;
+    ort::check(api(),
+               api().AddExternalInitializers(so, names.data(), session.external_values_.data(),
+                                             names.size()),
+               "hand the model's external initializers over");
+  }
+
+  // `prepare(options, session)` runs last before the session is created.
+  template <typename Create, typename Prepare = void (*)(ort::SessionOptions*, OrtSession&)>
+  OrtSessionPtr build(
+      Create create, Prepare prepare = [](ort::SessionOptions*, OrtSession&) {}) {
     // ONNX Runtime starts every pool thread when the session is made; tens of thousands of
     // threads exhaust the process's stack space and it crashes.
     constexpr int kMaxIntraOpThreads = 1024;
@@ -202,6 +253,7 @@ class OrtSessionBuilder {
     }
     append_providers(runtime_, so.get(), providers, provider_options);
 
+    prepare(so.get(), *session);
     logger().start("Creating ONNX-Runtime Inference Session with providers: {}",
                    python_list(providers));
     ort::check(api(), create(so.get(), &session->session_), "create the inference session");
@@ -216,6 +268,7 @@ class OrtSessionBuilder {
 
 OrtSession::~OrtSession() {
   if (session_) runtime_.api().ReleaseSession(session_);
+  for (ort::Value* value : external_values_) runtime_.api().ReleaseValue(value);
   // ONNX Runtime leaves unloading custom-op libraries to the caller, once the session is gone.
   for (void* handle : custom_op_handles_) dlclose(handle);
 }
@@ -279,8 +332,7 @@ void OrtSession::read_signature() {
 
 Loader<OrtSessionPtr> SessionFromOnnx(Loader<ModelPtr> model, OrtOptions options) {
   return Loader<OrtSessionPtr>([model, options]() -> OrtSessionPtr {
-    ModelPtr m = model();
-    return OrtSessionBuilder(options).from_model(*m);
+    return OrtSessionBuilder(options).from_model(model());
   });
 }
 

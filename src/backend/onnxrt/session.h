@@ -12,6 +12,7 @@
 #include "backend/onnxrt/library.h"
 #include "core/loader.h"
 #include "core/metadata.h"
+#include "core/tensor.h"
 #include "onnx/loaders.h"
 
 namespace parity {
@@ -75,6 +76,10 @@ class OrtSession {
   const OrtRuntime& runtime_;
   ort::Session* session_ = nullptr;
   std::vector<void*> custom_op_handles_;  // closed after the session is released
+  // A model loaded from memory: the values handed over for its external initializers
+  // (released after the session) and the tensors (mapped bytes) they borrow.
+  std::vector<ort::Value*> external_values_;
+  std::vector<Tensor> external_tensors_;
   std::vector<std::string> providers_;
   TensorMetadata inputs_;
   std::vector<std::string> output_names_;
@@ -83,11 +88,11 @@ class OrtSession {
 
 using OrtSessionPtr = std::shared_ptr<OrtSession>;
 
-// A session for a loaded model. The model is serialized and handed over from memory; a model
-// with external data is handed over as a file instead, so that ONNX Runtime resolves the data
-// relative to its folder: the original file when the model is unchanged, otherwise a
-// temporary copy written into the data folder and removed once the session exists (this also
-// covers models whose weights exceed protobuf's 2 GB limit).
+// A session for a loaded model. The model is serialized and handed over from memory. A model
+// with external data is read by ONNX Runtime from its file when it is unchanged and its data
+// is beside it; otherwise it too is handed over from memory, its external initializers as
+// values over the bytes Parity mapped (nothing is written beside the model, and weights over
+// protobuf's 2 GB limit stay out of the protobuf).
 Loader<OrtSessionPtr> SessionFromOnnx(Loader<ModelPtr> model, OrtOptions options = {});
 // A session for a model file, read by ONNX Runtime itself.
 Loader<OrtSessionPtr> SessionFromOnnxPath(std::string path, OrtOptions options = {});

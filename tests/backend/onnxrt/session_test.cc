@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "backend/registry.h"
 #include "ort_test_util.h"
@@ -64,11 +67,29 @@ std::string write_external_affine(const TempDir& dir) {
   return path;
 }
 
-int leftover_temp_models(const TempDir& dir) {
-  int n = 0;
-  for (const auto& entry : fs::directory_iterator(dir.path()))
-    n += entry.path().filename().string().starts_with(".parity-onnxrt-");
-  return n;
+// The folder's modification time, which creating or removing a file in it changes.
+std::filesystem::file_time_type folder_time(const TempDir& dir) {
+  return fs::last_write_time(dir.path());
+}
+
+// Runs `body` and expects that nothing was created or removed in `dir` meanwhile (not even a
+// file removed again, which a crash or Ctrl-C would have left behind).
+template <typename Body>
+void expect_folder_untouched(const TempDir& dir, Body body) {
+  const auto entries = [&] {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+      names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const auto before = entries();
+  const auto time_before = folder_time(dir);
+  // Timestamps have a granularity: let a write in the body be visible.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  body();
+  EXPECT_EQ(entries(), before);
+  EXPECT_EQ(folder_time(dir), time_before) << "a file was written beside the model";
 }
 
 TEST(OrtSession, FromPath) {
@@ -122,23 +143,78 @@ TEST(OrtSession, ExternalDataFromTheUnchangedFile) {
   std::string path = write_external_affine(dir);
   ASSERT_NE(fs::current_path(), dir.path());
   ort_runtime();
-  EXPECT_TRUE(run_session(SessionFromOnnx(OnnxFromPath(path))).at("y").equals(expected_affine()));
-  EXPECT_EQ(leftover_temp_models(dir), 0);
+  expect_folder_untouched(dir, [&] {
+    EXPECT_TRUE(run_session(SessionFromOnnx(OnnxFromPath(path))).at("y").equals(expected_affine()));
+  });
 }
 
 TEST(OrtSession, ExternalDataWithEveryTensorMarked) {
-  // The marked model differs from the file: it is written beside weights.bin, then removed.
+  // The marked model differs from the file: ONNX Runtime gets it from memory, with the weights
+  // as values over Parity's mapping of weights.bin; nothing is written beside the model.
   TempDir dir;
   std::string path = write_external_affine(dir);
   ort_runtime();
-  TensorMap out = run_session(SessionFromOnnx(ModifyOutputs(OnnxFromPath(path), {}, true)));
+  TensorMap out;
+  expect_folder_untouched(dir, [&] {
+    out = run_session(SessionFromOnnx(ModifyOutputs(OnnxFromPath(path), {}, true)));
+  });
   ASSERT_EQ(out.names(), (std::vector<std::string>{"h", "y"}));
   std::vector<float> h;
   const float w[] = {1, 2, 3, 4};
   for (int i = 0; i < 4; ++i) h.push_back(kX.data<float>()[i] + w[i]);
   EXPECT_TRUE(out.at("h").equals(Tensor::from_vector<float>({4}, h)));
   EXPECT_TRUE(out.at("y").equals(expected_affine()));
-  EXPECT_EQ(leftover_temp_models(dir), 0);
+}
+
+TEST(OrtSession, ExternalDataInAnotherFolder) {
+  // --external-data-dir: the data is not beside the model, so the file cannot serve either.
+  TempDir dir, data;
+  std::string path = write_external_affine(dir);
+  fs::rename(dir.file("weights.bin"), data.file("weights.bin"));
+  ort_runtime();
+  onnx_io::LoadOptions load;
+  load.external_data_dir = data.path().string();
+  expect_folder_untouched(data, [&] {
+    EXPECT_TRUE(
+        run_session(SessionFromOnnx(OnnxFromPath(path, load))).at("y").equals(expected_affine()));
+  });
+}
+
+TEST(OrtSession, ExternalConstantAttributeIsInlined) {
+  // A Constant's value tensor with external data is not a graph initializer, which
+  // AddExternalInitializers cannot replace: its bytes go into the in-memory protobuf.
+  TempDir dir;
+  ::onnx::ModelProto proto = testing::model_proto_from_text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    affine (float[4] x) => (float[4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> {
+      c = Constant<value = float[4] {0.0, 0.0, 0.0, 0.0}>()
+      h = Add(x, w)
+      y = Mul(h, c)
+    }
+  )");
+  const float c[] = {5, 6, 7, 8}, w[] = {1, 2, 3, 4};
+  std::ofstream(dir.file("c.bin"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(c), sizeof c);
+  ::onnx::TensorProto* value =
+      proto.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_t();
+  value->clear_float_data();
+  value->set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto* location = value->add_external_data();
+  location->set_key("location");
+  location->set_value("c.bin");
+  std::string path = dir.file("model.onnx");
+  {
+    std::ofstream out(path, std::ios::binary);
+    proto.SerializeToOstream(&out);
+  }
+  ort_runtime();
+  TensorMap out;
+  expect_folder_untouched(dir, [&] {
+    out = run_session(SessionFromOnnx(ModifyOutputs(OnnxFromPath(path), {}, true)));
+  });
+  std::vector<float> y;
+  for (int i = 0; i < 4; ++i) y.push_back((kX.data<float>()[i] + w[i]) * c[i]);
+  EXPECT_TRUE(out.at("y").equals(Tensor::from_vector<float>({4}, y)));
 }
 
 TEST(OrtSession, ThreadsAndOptimizationLevels) {

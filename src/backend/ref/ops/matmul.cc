@@ -3,7 +3,9 @@
 // accumulate in double over k in increasing order; integer products in 64-bit modular
 // arithmetic, which narrowing turns into NumPy's wrapping. Each output element is computed by
 // one work item, so results do not depend on the thread count. A constant B (the weights of a
-// network) is widened and packed once, when the node is prepared.
+// network) is widened and packed once, when the node is prepared, unless its packed form would
+// exceed kPackedBLimitBytes: then, as any large B, it is packed per product in column slices
+// (matmul_util.h), so the weights are not held again in double.
 #include <optional>
 
 #include "backend/ref/ops/matmul_util.h"
@@ -60,9 +62,11 @@ struct ConstantB {
 };
 
 // B's matrices as [count, k, n] (a 1-D B is one column); `get(i, p, j)` reads as double.
+// Nothing when the packed form would be larger than kPackedBLimitBytes.
 template <typename Get>
 std::optional<ConstantB> pack_constant_b(const Tensor& b, int64_t count, int64_t k, int64_t n,
                                          Get get) {
+  if (packed_b_bytes(count, k, n) > static_cast<double>(kPackedBLimitBytes)) return std::nullopt;
   return ConstantB{b.dtype(), b.shape(), pack_b<double>(count, k, n, get)};
 }
 
@@ -109,28 +113,33 @@ class MatMul : public Kernel {
     const int64_t m = g.m, k = g.k, n = g.n;
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
-    thread_local PackedB<Acc> packed_here;  // reused by the next product on this thread
+    Tensor y = uninitialized_tensor(a.dtype(), g.out_shape);
+    T* dst = y.data<T>();
+    // B's columns [offset, offset + packed.n) into the same columns of Y.
+    const auto multiply_slice = [&](const PackedB<Acc>& packed, int64_t offset) {
+      multiply_blocks<Acc>(
+          g.batches, m, packed, g.b_batch,
+          [&](int64_t t, int64_t r, int64_t p) {
+            return to_matmul_acc(pa[(g.a_batch[t] * m + r) * k + p]);
+          },
+          [&](int64_t t, int64_t r, int64_t j0, int64_t count, const Acc* values) {
+            T* out = dst + (t * m + r) * n + offset + j0;
+            for (int64_t j = 0; j < count; ++j) out[j] = narrow<T>(values[j]);
+          },
+          gemm_exact_products_v<T>);
+    };
     const PackedB<Acc>* packed = nullptr;
     if constexpr (std::is_same_v<Acc, double>)
       packed = constant_b_ ? constant_b_->match(b) : nullptr;
-    if (!packed) {
-      pack_b_into(packed_here, g.b_count, k, n, [&](int64_t i, int64_t p, int64_t j) {
-        return to_matmul_acc(pb[(i * k + p) * n + j]);
-      });
-      packed = &packed_here;
+    if (packed) {
+      multiply_slice(*packed, 0);
+    } else {
+      thread_local PackedB<Acc> packed_here;  // reused by the next product on this thread
+      for_packed_b_slices(
+          packed_here, g.b_count, k, n,
+          [&](int64_t i, int64_t p, int64_t j) { return to_matmul_acc(pb[(i * k + p) * n + j]); },
+          multiply_slice);
     }
-    Tensor y = uninitialized_tensor(a.dtype(), g.out_shape);
-    T* dst = y.data<T>();
-    multiply_blocks<Acc>(
-        g.batches, m, *packed, g.b_batch,
-        [&](int64_t t, int64_t r, int64_t p) {
-          return to_matmul_acc(pa[(g.a_batch[t] * m + r) * k + p]);
-        },
-        [&](int64_t t, int64_t r, int64_t j0, int64_t count, const Acc* values) {
-          T* out = dst + (t * m + r) * n + j0;
-          for (int64_t j = 0; j < count; ++j) out[j] = narrow<T>(values[j]);
-        },
-        gemm_exact_products_v<T>);
     return y;
   }
 
@@ -202,31 +211,38 @@ class Gemm : public Kernel {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     const bool ta = trans_a_, tb = trans_b_;
-    thread_local PackedB<Acc> packed_here;  // reused by the next product on this thread
-    const PackedB<Acc>* packed = nullptr;
-    if constexpr (std::is_same_v<Acc, double>)
-      packed = constant_b_ ? constant_b_->match(b) : nullptr;
-    if (!packed) {
-      pack_b_into(packed_here, 1, k, n, [&](int64_t, int64_t p, int64_t j) {
-        return to_matmul_acc(tb ? pb[j * k + p] : pb[p * n + j]);
-      });
-      packed = &packed_here;
-    }
     const T* cp = c ? c->data<T>() : nullptr;
     Tensor y = uninitialized_tensor(a.dtype(), {m, n});
     T* dst = y.data<T>();
-    multiply_blocks<Acc>(
-        1, m, *packed, {0},
-        [&](int64_t, int64_t r, int64_t p) {
-          return to_matmul_acc(ta ? pa[p * m + r] : pa[r * k + p]);
-        },
-        [&](int64_t, int64_t r, int64_t j0, int64_t count, const Acc* values) {
-          for (int64_t j = j0; j < j0 + count; ++j) {
-            const T* cv = cp ? cp + r * c_row_stride + j * c_col_stride : nullptr;
-            dst[r * n + j] = combine<T>(values[j - j0], cv);
-          }
-        },
-        gemm_exact_products_v<T>);
+    // B's columns [offset, offset + packed.n) into the same columns of Y.
+    const auto multiply_slice = [&](const PackedB<Acc>& packed, int64_t offset) {
+      multiply_blocks<Acc>(
+          1, m, packed, {0},
+          [&](int64_t, int64_t r, int64_t p) {
+            return to_matmul_acc(ta ? pa[p * m + r] : pa[r * k + p]);
+          },
+          [&](int64_t, int64_t r, int64_t j0, int64_t count, const Acc* values) {
+            for (int64_t j = offset + j0; j < offset + j0 + count; ++j) {
+              const T* cv = cp ? cp + r * c_row_stride + j * c_col_stride : nullptr;
+              dst[r * n + j] = combine<T>(values[j - offset - j0], cv);
+            }
+          },
+          gemm_exact_products_v<T>);
+    };
+    const PackedB<Acc>* packed = nullptr;
+    if constexpr (std::is_same_v<Acc, double>)
+      packed = constant_b_ ? constant_b_->match(b) : nullptr;
+    if (packed) {
+      multiply_slice(*packed, 0);
+    } else {
+      thread_local PackedB<Acc> packed_here;  // reused by the next product on this thread
+      for_packed_b_slices(
+          packed_here, 1, k, n,
+          [&](int64_t, int64_t p, int64_t j) {
+            return to_matmul_acc(tb ? pb[j * k + p] : pb[p * n + j]);
+          },
+          multiply_slice);
+    }
     return y;
   }
 

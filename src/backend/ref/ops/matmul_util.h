@@ -72,6 +72,38 @@ PackedB<Acc> pack_b(int64_t count, int64_t k, int64_t n, Get get) {
   return b;
 }
 
+// The packed form of B is Acc (8 bytes) per element, twice a float32 B: a B whose packed form
+// would exceed this is never packed whole. A constant one is not packed before the run, and
+// every large B is packed per product in slices of columns of at most this size, each
+// multiplied before the next is packed, so a model's weights are not held a second time in
+// double. Slicing columns changes no element's sum (see the exactness note above).
+constexpr int64_t kPackedBLimitBytes = int64_t{64} << 20;
+
+// Bytes of `count` B matrices [k, n] packed (double, so huge shapes cannot overflow).
+inline double packed_b_bytes(int64_t count, int64_t k, int64_t n) {
+  const double panels = static_cast<double>((n + kGemmNR - 1) / kGemmNR);
+  return static_cast<double>(count) * static_cast<double>(k) * panels * kGemmNR * 8.0;
+}
+
+// Packs `count` B matrices [k, n] (get(i, p, j) as in pack_b_into) into `buffer` in slices of
+// whole panels within kPackedBLimitBytes (one panel at least), calling multiply(slice, j0) for
+// each: the slice holds columns [j0, j0 + slice.n) of every matrix.
+template <typename Acc, typename Get, typename Multiply>
+void for_packed_b_slices(PackedB<Acc>& buffer, int64_t count, int64_t k, int64_t n, Get get,
+                         Multiply multiply) {
+  const double panel_bytes = packed_b_bytes(count, k, kGemmNR);
+  const int64_t panels = (n + kGemmNR - 1) / kGemmNR;
+  const int64_t slice_panels = std::clamp<int64_t>(
+      static_cast<int64_t>(static_cast<double>(kPackedBLimitBytes) / std::max(panel_bytes, 1.0)), 1,
+      std::max<int64_t>(panels, 1));
+  const int64_t width = slice_panels * kGemmNR;
+  for (int64_t j0 = 0; j0 < std::max<int64_t>(n, 1); j0 += width) {
+    pack_b_into(buffer, count, k, std::min(width, n - j0),
+                [&](int64_t i, int64_t p, int64_t j) { return get(i, p, j0 + j); });
+    multiply(static_cast<const PackedB<Acc>&>(buffer), j0);
+  }
+}
+
 // How the output [m, n] of one product is cut into work items: blocks of `rows` rows (a
 // multiple of kGemmMR, blocks of about equal size) by blocks of `col_panels` B panels.
 struct GemmTiling {
