@@ -82,6 +82,43 @@ Value value_from_tensors(const TensorMap& feed, const std::string& name, Value::
   return Value::make_map_sequence(std::move(maps), key, val);
 }
 
+TensorMeta input_meta(const std::string& name, const ir::ValueType& type) {
+  using K = ir::ValueType::Kind;
+  TensorMeta meta{name, std::nullopt, std::nullopt};
+  auto tensor_of = [&](const ir::ValueType* t) {
+    if (t && t->kind == K::kTensor) {
+      meta.dtype = t->elem_type;
+      meta.shape = t->shape;
+    }
+  };
+  const ir::ValueType* inner = type.inner.get();
+  switch (type.kind) {
+    case K::kTensor:
+      tensor_of(&type);
+      break;
+    case K::kMap:
+      meta.kind = Value::Kind::kMap;
+      meta.key_type = type.elem_type;
+      tensor_of(inner);
+      meta.shape.reset();  // a map's values are scalars
+      break;
+    case K::kSequence:
+      if (inner && inner->kind == K::kMap) {
+        meta.kind = Value::Kind::kMapSequence;
+        meta.key_type = inner->elem_type;
+        tensor_of(inner->inner.get());
+        meta.shape.reset();
+      } else {
+        meta.kind = Value::Kind::kSequence;
+        tensor_of(inner);
+      }
+      break;
+    default:
+      break;
+  }
+  return meta;
+}
+
 bool is_value_tensor_of(const std::string& tensor_name, const std::string& name) {
   if (tensor_name.size() <= name.size() || tensor_name.compare(0, name.size(), name) != 0)
     return false;

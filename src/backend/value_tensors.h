@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "core/metadata.h"
 #include "core/tensor.h"
 #include "core/value.h"
+#include "onnx/graph.h"
 
 namespace parity {
 
@@ -26,6 +28,11 @@ void add_value_tensors(TensorMap& out, const std::string& name, const Value& val
 // else the derived names. `kind` says what the model expects (kMap, kSequence or
 // kMapSequence; kTensor for a plain tensor). Throws naming the missing tensors.
 Value value_from_tensors(const TensorMap& feed, const std::string& name, Value::Kind kind);
+
+// What a runner reports for a graph input of this type: a tensor's type and shape; for a
+// sequence of tensors its kind and its elements' type and shape; for a map (or a sequence of
+// maps) its kind, key type and value type.
+TensorMeta input_meta(const std::string& name, const ir::ValueType& type);
 
 // True when `tensor_name` is one of the derived names of `name`.
 bool is_value_tensor_of(const std::string& tensor_name, const std::string& name);

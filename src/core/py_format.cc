@@ -48,6 +48,10 @@ double round_trip(double v, DataType dtype) {
       return float8e5m2::from_double(v).to_float();
     case DataType::kFloat8E5M2FNUZ:
       return float8e5m2fnuz::from_double(v).to_float();
+    case DataType::kFloat8E8M0:
+      return float8e8m0::from_double(v, true, E8M0Rounding::kNearest).to_float();
+    case DataType::kFloat4E2M1:
+      return float4e2m1_to_double(float4e2m1_from_double(v));
     case DataType::kFloat32:
       return static_cast<float>(v);
     default:

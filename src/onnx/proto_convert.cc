@@ -66,7 +66,7 @@ void check_typed_count(const TensorProto& p, DataType dt, const Shape& shape) {
   const auto n = static_cast<size_t>(shape_numel(shape));
   size_t expected = n;
   if (dt == DataType::kComplex64 || dt == DataType::kComplex128) expected = 2 * n;
-  if (dt == DataType::kInt4 || dt == DataType::kUInt4) expected = (n + 1) / 2;
+  if (dtype_is_4bit(dt)) expected = (n + 1) / 2;
   auto [count, field] = typed_field(p, dt);
   if (static_cast<size_t>(count) != expected)
     fail("failed to load tensor '{}' with {} values in {}: shape {} of {} needs {}", p.name(),
@@ -125,11 +125,13 @@ Tensor tensor_from_typed_fields(const TensorProto& p, DataType dt, const Shape& 
     case DataType::kFloat8E4M3FNUZ:
     case DataType::kFloat8E5M2:
     case DataType::kFloat8E5M2FNUZ:
+    case DataType::kFloat8E8M0:
       copy_field(p.int32_data(), static_cast<uint8_t*>(raw),
                  [](int32_t v) { return static_cast<uint8_t>(v); });
       break;
     case DataType::kInt4:
     case DataType::kUInt4:
+    case DataType::kFloat4E2M1:
       copy_field(p.int32_data(), static_cast<uint8_t*>(raw),
                  [](int32_t v) { return static_cast<uint8_t>(v); });
       if (n % 2) static_cast<uint8_t*>(raw)[n / 2] &= 0x0F;  // the unused high nibble
@@ -279,7 +281,14 @@ ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {
         v.inner =
             std::make_shared<ir::ValueType>(value_type_from_proto(t.optional_type().elem_type()));
       return v;
-    default:  // maps and sparse tensors: no backend of Parity produces them
+    case ::onnx::TypeProto::kMapType:
+      v.kind = ir::ValueType::Kind::kMap;
+      if (dtype_is_valid(t.map_type().key_type()) && t.map_type().key_type() != 0)
+        v.elem_type = static_cast<DataType>(t.map_type().key_type());
+      if (t.map_type().has_value_type())
+        v.inner = std::make_shared<ir::ValueType>(value_type_from_proto(t.map_type().value_type()));
+      return v;
+    default:  // sparse tensors: no backend of Parity produces them
       return v;
   }
 }

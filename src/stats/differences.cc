@@ -184,6 +184,13 @@ void ElementReader::read(int64_t begin, int64_t n, double* out) const {
     case DataType::kFloat8E5M2FNUZ:
       widen<float8e5m2fnuz>(data_, begin, n, out);
       break;
+    case DataType::kFloat8E8M0:
+      widen<float8e8m0>(data_, begin, n, out);
+      break;
+    case DataType::kFloat4E2M1:
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = float4e2m1_get(static_cast<const uint8_t*>(data_), static_cast<size_t>(begin + i));
+      break;
     case DataType::kInt8:
       widen<int8_t>(data_, begin, n, out);
       break;
@@ -243,6 +250,13 @@ const float* ElementReader::read_f32(int64_t begin, int64_t n, float* scratch) c
       return narrow(float8e5m2{});
     case DataType::kFloat8E5M2FNUZ:
       return narrow(float8e5m2fnuz{});
+    case DataType::kFloat8E8M0:
+      return narrow(float8e8m0{});
+    case DataType::kFloat4E2M1:
+      for (int64_t i = 0; i < n; ++i)
+        scratch[i] =
+            float4e2m1_get(static_cast<const uint8_t*>(data_), static_cast<size_t>(begin + i));
+      return scratch;
     default:
       break;
   }

@@ -1,6 +1,7 @@
 #include "backend/onnxrt/runner.h"
 
 #include <chrono>
+#include <memory>
 
 #include "backend/onnxrt/tensors.h"
 #include "backend/onnxrt/values.h"
@@ -25,18 +26,30 @@ TensorMap OnnxrtRunner::infer_impl(const TensorMap& feed) {
   const OrtRuntime& runtime = session.runtime();
   const ort::Api& api = runtime.api();
 
-  const size_t input_count = feed.size();
   std::vector<const char*> input_names;
   std::vector<OrtValuePtr> inputs;  // keeps the values alive until after the run
   std::vector<const ort::Value*> input_values;
-  input_names.reserve(input_count);
-  inputs.reserve(input_count);
-  input_values.reserve(input_count);
+  // Sequence and map inputs come as their derived tensors (backend/value_tensors.h) and are
+  // built into ONNX Runtime values, which point into these Values' tensors.
+  const TensorMetadata& meta = session.input_metadata();
+  std::vector<std::unique_ptr<Value>> values;
+  for (const TensorMeta& m : meta) {
+    if (m.kind == Value::Kind::kTensor || feed.contains(m.name)) continue;
+    values.push_back(std::make_unique<Value>(value_from_tensors(feed, m.name, m.kind)));
+    input_names.push_back(m.name.c_str());
+    inputs.push_back(value_to_ort(runtime, *values.back(), m.name));
+    input_values.push_back(inputs.back().get());
+  }
   for (const auto& [name, tensor] : feed) {
+    bool derived = false;
+    for (const TensorMeta& v : meta)
+      derived = derived || (v.kind != Value::Kind::kTensor && is_value_tensor_of(name, v.name));
+    if (derived && !meta.find(name)) continue;
     input_names.push_back(name.c_str());
     inputs.push_back(to_ort_value(runtime, tensor, name));
     input_values.push_back(inputs.back().get());
   }
+  const size_t input_count = inputs.size();
 
   const std::vector<std::string>& output_names = session.output_names();
   const size_t output_count = output_names.size();

@@ -3,6 +3,7 @@
 // (with symbolic dims) and outputs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,7 +71,9 @@ class OrtSession {
  private:
   friend class OrtSessionBuilder;
   explicit OrtSession(const OrtRuntime& runtime) : runtime_(runtime) {}
-  void read_signature();
+  // `graph_inputs` gives the model's declared inputs, read only when an input is a sequence
+  // or map (ONNX Runtime's type information is read for tensors alone).
+  void read_signature(const std::function<std::vector<ir::ValueInfo>()>& graph_inputs);
 
   const OrtRuntime& runtime_;
   ort::Session* session_ = nullptr;

@@ -58,7 +58,18 @@ TensorMap PluginRefRunner::infer_impl(const TensorMap& feed) {
   auto start = std::chrono::steady_clock::now();
   std::vector<ref::NamedValue> inputs;
   inputs.reserve(feed.size());
-  for (const auto& [name, tensor] : feed) inputs.push_back({name, Value(tensor)});
+  // Sequence and map inputs come as their derived tensors (backend/value_tensors.h).
+  const TensorMetadata meta = model_input_metadata(*model_);
+  for (const TensorMeta& m : meta)
+    if (m.kind != Value::Kind::kTensor && !feed.contains(m.name))
+      inputs.push_back({m.name, value_from_tensors(feed, m.name, m.kind)});
+  for (const auto& [name, tensor] : feed) {
+    const TensorMeta* m = meta.find(name);
+    bool derived = false;
+    for (const TensorMeta& v : meta)
+      derived = derived || (v.kind != Value::Kind::kTensor && is_value_tensor_of(name, v.name));
+    if (m || !derived) inputs.push_back({name, Value(tensor)});
+  }
   std::vector<ref::NamedValue> values = executor_->run(inputs);
   set_inference_time(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

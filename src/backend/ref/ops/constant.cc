@@ -97,6 +97,10 @@ int64_t constant_of_shape_since(DataType t) {
     case DataType::kInt4:
     case DataType::kUInt4:
       return 21;
+    case DataType::kFloat4E2M1:
+      return 23;
+    case DataType::kFloat8E8M0:
+      return 24;
     case DataType::kString:
     case DataType::kComplex64:
     case DataType::kComplex128:
@@ -116,7 +120,7 @@ class ConstantOfShape : public Kernel {
                shape_str(value_.shape()));
     if (ctx.opset() < constant_of_shape_since(value_.dtype())) {
       std::vector<std::string_view> names;
-      for (int32_t t = 1; t <= static_cast<int32_t>(DataType::kInt4); ++t)
+      for (int32_t t = 1; t <= static_cast<int32_t>(DataType::kFloat8E8M0); ++t)
         if (ctx.opset() >= constant_of_shape_since(static_cast<DataType>(t)))
           names.push_back(dtype_name(static_cast<DataType>(t)));
       ctx.fail(

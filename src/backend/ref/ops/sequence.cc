@@ -31,7 +31,7 @@ class SequenceEmpty : public Kernel {
     const int64_t dtype = ctx.attr_int("dtype", static_cast<int64_t>(DataType::kFloat32));
     if (!dtype_is_valid(static_cast<int32_t>(dtype)) || dtype == 0)
       ctx.fail("attribute 'dtype' is {}, which is not an ONNX element type; valid: 1 to {}", dtype,
-               static_cast<int>(DataType::kInt4));
+               static_cast<int>(DataType::kFloat8E8M0));
     dtype_ = static_cast<DataType>(dtype);
   }
   Outputs run(const Inputs&, RunContext&) override { return {Value::make_sequence({}, dtype_)}; }
