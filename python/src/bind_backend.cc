@@ -3,7 +3,6 @@
 #include "backend/onnxrt/runner.h"
 #include "backend/ref/plugin.h"
 #include "backend/ref/runner.h"
-#include "comparator/feed_coercion.h"
 #include "onnx/model_io.h"
 #include "py_util.h"
 
@@ -201,7 +200,6 @@ void bind_backend(py::module_& m) {
             TensorMap outputs;
             {
               py::gil_scoped_release nogil;
-              if (self.is_active()) inputs = fit_value_inputs(inputs, self.input_metadata());
               outputs = self.infer(inputs, check_inputs);
             }
             return dict_from_tensors(outputs);

@@ -98,21 +98,21 @@ std::optional<double> Runner::last_inference_time() const {
 void check_feed(const std::string& runner_name, const TensorMap& feed,
                 const TensorMetadata& expected) {
   std::vector<std::string> missing, extra;
-  // A sequence or map input comes as its derived tensors (backend/value_tensors.h).
-  auto derived_of = [&](const std::string& tensor_name) {
+  // A sequence or map input (one without a tensor type) may come as its derived tensors
+  // (backend/value_tensors.h).
+  auto value_input_of = [&](const std::string& tensor_name) -> const TensorMeta* {
     for (const auto& meta : expected)
-      if (meta.kind != Value::Kind::kTensor && is_value_tensor_of(tensor_name, meta.name))
-        return true;
-    return false;
+      if (!meta.dtype && is_value_tensor_of(tensor_name, meta.name)) return &meta;
+    return nullptr;
   };
   for (const auto& meta : expected) {
     bool found = feed.contains(meta.name);
-    if (!found && meta.kind != Value::Kind::kTensor)
-      for (const auto& [name, t] : feed) found = found || is_value_tensor_of(name, meta.name);
+    for (const auto& entry : feed)
+      found = found || (!meta.dtype && is_value_tensor_of(entry.first, meta.name));
     if (!found) missing.push_back(meta.name);
   }
   for (const auto& [name, t] : feed)
-    if (!expected.find(name) && !derived_of(name)) extra.push_back(name);
+    if (!expected.find(name) && !value_input_of(name)) extra.push_back(name);
   auto note = [&] {
     return fmt::format("Note: All inputs are: {}, but inputs provided were: {}",
                        name_set(expected.names()), name_set(feed.names()));
@@ -125,16 +125,7 @@ void check_feed(const std::string& runner_name, const TensorMap& feed,
 
   for (const auto& [name, t] : feed) {
     const TensorMeta* meta = expected.find(name);
-    if (!meta || meta->kind != Value::Kind::kTensor) {
-      // An element of a sequence or map: its type must be the declared element type.
-      for (const auto& m : expected)
-        if (m.kind != Value::Kind::kTensor && is_value_tensor_of(name, m.name) && m.dtype &&
-            !name.ends_with(".keys") && t.dtype() != *m.dtype)
-          logger().critical(
-              "Input tensor: {} | Received unexpected dtype: {}.\nNote: Expected type: {}", name,
-              dtype_name(t.dtype()), dtype_name(*m.dtype));
-      continue;
-    }
+    if (!meta) continue;  // an item of a sequence or map input
     if (meta->dtype && *meta->dtype != t.dtype())
       logger().critical(
           "Input tensor: {} | Received unexpected dtype: {}.\nNote: Expected type: {}", name,
@@ -150,7 +141,15 @@ void check_feed(const std::string& runner_name, const TensorMap& feed,
 
 TensorMetadata model_input_metadata(const ir::Model& model) {
   TensorMetadata meta;
-  for (const auto& in : model.graph.inputs) meta.add(input_meta(in.name, in.type));
+  for (const auto& in : model.graph.inputs) {
+    std::optional<DataType> dtype;
+    std::optional<DimList> shape;
+    if (in.type.kind == ir::ValueType::Kind::kTensor) {
+      dtype = in.type.elem_type;
+      shape = in.type.shape;
+    }
+    meta.add(in.name, dtype, shape);
+  }
   return meta;
 }
 

@@ -82,41 +82,30 @@ Value value_from_tensors(const TensorMap& feed, const std::string& name, Value::
   return Value::make_map_sequence(std::move(maps), key, val);
 }
 
-TensorMeta input_meta(const std::string& name, const ir::ValueType& type) {
-  using K = ir::ValueType::Kind;
-  TensorMeta meta{name, std::nullopt, std::nullopt};
-  auto tensor_of = [&](const ir::ValueType* t) {
-    if (t && t->kind == K::kTensor) {
-      meta.dtype = t->elem_type;
-      meta.shape = t->shape;
-    }
-  };
-  const ir::ValueType* inner = type.inner.get();
-  switch (type.kind) {
-    case K::kTensor:
-      tensor_of(&type);
-      break;
-    case K::kMap:
-      meta.kind = Value::Kind::kMap;
-      meta.key_type = type.elem_type;
-      tensor_of(inner);
-      meta.shape.reset();  // a map's values are scalars
-      break;
-    case K::kSequence:
-      if (inner && inner->kind == K::kMap) {
-        meta.kind = Value::Kind::kMapSequence;
-        meta.key_type = inner->elem_type;
-        tensor_of(inner->inner.get());
-        meta.shape.reset();
-      } else {
-        meta.kind = Value::Kind::kSequence;
-        tensor_of(inner);
+std::vector<std::pair<std::string, Value>> value_inputs(const TensorMap& feed,
+                                                        const std::vector<std::string>& inputs,
+                                                        TensorMap& rest) {
+  std::vector<std::pair<std::string, Value>> values;
+  std::vector<bool> used(feed.size(), false);
+  for (const std::string& name : inputs) {
+    if (feed.contains(name)) continue;
+    TensorMap parts;
+    for (size_t i = 0; i < feed.size(); ++i)
+      if (!used[i] && is_value_tensor_of(feed[i].first, name)) {
+        parts.set(feed[i].first, feed[i].second);
+        used[i] = true;
       }
-      break;
-    default:
-      break;
+    if (parts.empty()) continue;  // the runner reports the missing input
+    Value::Kind kind = Value::Kind::kSequence;
+    if (parts.contains(name + ".keys") || parts.contains(name + ".values"))
+      kind = Value::Kind::kMap;
+    else if (parts.contains(name + "[0].keys") || parts.contains(name + "[0].values"))
+      kind = Value::Kind::kMapSequence;
+    values.emplace_back(name, value_from_tensors(parts, name, kind));
   }
-  return meta;
+  for (size_t i = 0; i < feed.size(); ++i)
+    if (!used[i]) rest.set(feed[i].first, feed[i].second);
+  return values;
 }
 
 bool is_value_tensor_of(const std::string& tensor_name, const std::string& name) {

@@ -11,7 +11,6 @@
 #include <cmath>
 #include <string_view>
 
-#include "backend/value_tensors.h"
 #include "comparator/data_loader.h"
 #include "core/error.h"
 #include "core/logger.h"
@@ -452,43 +451,6 @@ void warn_unused_val_ranges(const DataLoaderOptions& options, const TensorMetada
       py_set(extra), py_set(expected), py_set(provided));
 }
 
-// A generated tensor for `input` as `plan` describes it (shape tensors aside).
-Tensor generate_tensor(const std::string& name, const InputPlan& plan,
-                       const DataLoaderOptions& options, NumpyRandomState& rng) {
-  if (plan.dtype && (dtype_is_integer(*plan.dtype) || *plan.dtype == DataType::kBool))
-    return generate_integers(name, *plan.dtype, plan.shape, options, rng);
-  return generate_floats(name, plan.dtype, plan.shape, options, rng);
-}
-
-// How many items a generated sequence holds and how many entries a generated map has.
-// Polygraphy's data loader makes arrays only; these counts are Parity's (docs/ml.md).
-constexpr int64_t kGeneratedSequenceLength = 2;
-constexpr int64_t kGeneratedMapSize = 3;
-
-// A generated map: keys 0, 1, 2 (int64) or "0", "1", "2" (string), values drawn as a 1-D
-// tensor of the value type (with the input's value range).
-MapValue generate_map(const TensorMeta& input, const std::string& name,
-                      const DataLoaderOptions& options, NumpyRandomState& rng) {
-  const DataType key = input.key_type.value_or(DataType::kInt64);
-  if (key != DataType::kInt64 && key != DataType::kString)
-    fail(
-        "failed to generate the map input {} with keys of type {}: generated maps have int64 "
-        "or string keys; load the map with --load-inputs",
-        input.name, dtype_name(key));
-  InputPlan plan;
-  plan.dtype = input.dtype;
-  plan.shape = {kGeneratedMapSize};
-  check_numpy_dtype(input.name, plan.dtype);
-  Tensor keys(key, {kGeneratedMapSize});
-  for (int64_t i = 0; i < kGeneratedMapSize; ++i) {
-    if (key == DataType::kInt64)
-      keys.data<int64_t>()[i] = i;
-    else
-      keys.data<std::string>()[i] = std::to_string(i);
-  }
-  return MapValue{keys, generate_tensor(name, plan, options, rng)};
-}
-
 }  // namespace
 
 DataLoader::DataLoader(DataLoaderOptions options) : options_(std::move(options)) {
@@ -526,30 +488,7 @@ std::optional<TensorMap> DataLoader::get(size_t index) {
   TensorMap feed;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorMeta& input = inputs[i];
-    if (input.kind == Value::Kind::kMap || input.kind == Value::Kind::kMapSequence) {
-      // A map (or a sequence of maps) travels as its derived tensors (m.keys, m.values).
-      if (input.kind == Value::Kind::kMap) {
-        add_value_tensors(feed, input.name,
-                          Value::make_map(generate_map(input, input.name, options_, rng)));
-      } else {
-        std::vector<MapValue> maps;
-        for (int64_t k = 0; k < kGeneratedSequenceLength; ++k)
-          maps.push_back(generate_map(input, input.name, options_, rng));
-        const DataType key = maps.front().keys.dtype(), val = maps.front().values.dtype();
-        add_value_tensors(feed, input.name, Value::make_map_sequence(std::move(maps), key, val));
-      }
-      continue;
-    }
     InputPlan plan = plan_input(input, overrides[i], user);
-    if (input.kind == Value::Kind::kSequence) {
-      // A sequence of tensors: its items s[0], s[1], each drawn as the element type says.
-      std::vector<Tensor> items;
-      for (int64_t k = 0; k < kGeneratedSequenceLength; ++k)
-        items.push_back(generate_tensor(input.name, plan, options_, rng));
-      const DataType elem = items.front().dtype();
-      add_value_tensors(feed, input.name, Value::make_sequence(std::move(items), elem));
-      continue;
-    }
     if (plan.shape_tensor) {
       feed.set(input.name, generate_shape_tensor(input.name, plan.dtype, plan.shape));
     } else if (plan.dtype && (dtype_is_integer(*plan.dtype) || *plan.dtype == DataType::kBool)) {

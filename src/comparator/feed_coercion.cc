@@ -143,39 +143,7 @@ Tensor try_match_shape(const Tensor& t, DimList dims) {
   return try_reshape(out, dims);
 }
 
-// One derived tensor of a sequence or map input, given the declared element (or key) type:
-// JSON cannot tell float32 from float64 values or "1" from 1 as a key, so numbers are cast to
-// the declared type and int64 keys of a string-keyed map become their decimal text.
-Tensor fit_value_tensor(const std::string& name, const Tensor& t, const TensorMeta& m) {
-  const bool is_keys = name.ends_with(".keys");
-  const std::optional<DataType> want = is_keys ? m.key_type : m.dtype;
-  if (!want || *want == t.dtype()) return t;
-  if (is_keys && *want == DataType::kString && t.dtype() == DataType::kInt64) {
-    Tensor s(DataType::kString, t.shape());
-    for (int64_t i = 0; i < t.numel(); ++i)
-      s.data<std::string>()[i] = std::to_string(t.data<int64_t>()[i]);
-    return s;
-  }
-  if (!dtype_is_numeric(t.dtype()) || !dtype_is_numeric(*want)) return t;  // the runner refuses
-  logger().warning(
-      "Input tensor: {} | Buffer dtype ({}) does not match expected input dtype ({}), "
-      "attempting to cast. ",
-      name, dtype_name(t.dtype()), dtype_name(*want));
-  return cast_tensor(t, *want);
-}
-
 }  // namespace
-
-TensorMap fit_value_inputs(const TensorMap& feed, const TensorMetadata& meta) {
-  TensorMap out;
-  for (const auto& [name, t] : feed) {
-    const TensorMeta* owner = nullptr;
-    for (const TensorMeta& m : meta)
-      if (m.kind != Value::Kind::kTensor && is_value_tensor_of(name, m.name)) owner = &m;
-    out.set(name, owner && !meta.find(name) ? fit_value_tensor(name, t, *owner) : t);
-  }
-  return out;
-}
 
 TensorMap coerce_feed(const TensorMap& cached, const TensorMetadata& meta) {
   if (meta.empty()) return cached;
@@ -183,10 +151,15 @@ TensorMap coerce_feed(const TensorMap& cached, const TensorMetadata& meta) {
   const std::vector<std::string> names = cached.names();
   for (size_t index = 0; index < meta.size(); ++index) {
     const TensorMeta& m = meta[index];
-    if (m.kind != Value::Kind::kTensor) {  // a sequence or map: its derived tensors
+    if (!m.dtype && !cached.contains(m.name)) {
+      // A sequence or map input fed as its derived tensors (backend/value_tensors.h): as given.
+      bool derived = false;
       for (const auto& [name, t] : cached)
-        if (is_value_tensor_of(name, m.name)) feed.set(name, fit_value_tensor(name, t, m));
-      continue;
+        if (is_value_tensor_of(name, m.name)) {
+          feed.set(name, t);
+          derived = true;
+        }
+      if (derived) continue;
     }
     std::optional<std::string> found = find_str_in_names(m.name, names, index);
     if (!found) continue;  // the runner reports the missing input

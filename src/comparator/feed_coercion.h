@@ -13,9 +13,4 @@ namespace parity {
 
 TensorMap coerce_feed(const TensorMap& cached, const TensorMetadata& meta);
 
-// Only the derived tensors of sequence and map inputs (backend/value_tensors.h) fitted to
-// their declared element, value and key types (JSON and Python cannot say float32 from
-// float64 or "1" from 1); every other tensor as given.
-TensorMap fit_value_inputs(const TensorMap& feed, const TensorMetadata& meta);
-
 }  // namespace parity

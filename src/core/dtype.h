@@ -35,8 +35,6 @@ enum class DataType : int32_t {
   kFloat8E5M2FNUZ = 20,
   kUInt4 = 21,
   kInt4 = 22,
-  kFloat4E2M1 = 23,  // opset 23, packed two per byte like int4
-  kFloat8E8M0 = 24,  // opset 24, an exponent only
 };
 
 // Polygraphy's name for the type: float32, float16, bfloat16, int8, bool, string, float8e4m3fn...
@@ -47,18 +45,16 @@ std::optional<DataType> dtype_from_name(std::string_view name);
 std::string_view dtype_onnx_name(DataType t);
 
 bool dtype_is_valid(int32_t onnx_elem_type);
-// Bits of one element: 4 for int4/uint4/float4, 8 for float8 and bool, 0 for string.
+// Bits of one element: 4 for int4/uint4, 8 for float8 and bool, 0 for string.
 size_t dtype_bits(DataType t);
-// Bytes for n elements (4-bit types pack two per byte, rounding up).
+// Bytes for n elements (int4 packs two per byte, rounding up).
 size_t dtype_storage_bytes(DataType t, size_t n);
 bool dtype_is_float(DataType t);    // any floating type incl. float8, bfloat16
 bool dtype_is_integer(DataType t);  // signed or unsigned integer incl. int4
-// int4, uint4 and float4e2m1: two elements per byte, element 2k in the low nibble.
-bool dtype_is_4bit(DataType t);
 bool dtype_is_signed(DataType t);
 
 // NumPy descriptor for .npy files ('<f4', '|b1', ...). Types NumPy itself lacks (bfloat16,
-// float8, int4, float4) and strings have none: nullopt.
+// float8, int4) and strings have none: nullopt.
 std::optional<std::string> dtype_numpy_descr(DataType t);
 std::optional<DataType> dtype_from_numpy_descr(std::string_view descr);
 

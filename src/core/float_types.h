@@ -56,34 +56,6 @@ struct float8e5m2fnuz {
   float to_float() const;
 };
 
-// FLOAT8E8M0 (opset 24): a bare exponent, the value 2^(bits - 127); 0xFF is NaN. It has no
-// sign, no zero and no infinity: a value converts by its magnitude, zero and everything below
-// 2^-127 give the smallest code (2^-127), NaN and infinities give NaN. `round_mode` is Cast's
-// (opset 25; opset 24 has no attribute and means "up"): up takes the next power of two at or
-// above the magnitude, down the one at or below, nearest the closer one (ties up). A
-// magnitude rounded past 2^127 gives 2^127 with `saturate`, else NaN.
-enum class E8M0Rounding { kUp, kDown, kNearest };
-struct float8e8m0 {
-  uint8_t bits = 0;
-  static float8e8m0 from_bits(uint8_t b) { return float8e8m0{b}; }
-  static float8e8m0 from_double(double d, bool saturate = true,
-                                E8M0Rounding mode = E8M0Rounding::kUp);
-  static float8e8m0 from_float(float f, bool saturate = true,
-                               E8M0Rounding mode = E8M0Rounding::kUp) {
-    return from_double(f, saturate, mode);
-  }
-  float to_float() const;  // exact: 2^-127 is a float subnormal
-};
-
-// FLOAT4E2M1 (opset 23): one sign bit, two exponent bits (bias 1), one mantissa bit; the 16
-// codes are 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives. No infinity and no NaN: a value
-// rounds to nearest even and saturates at +-6 (infinities too); NaN becomes +6, as in ONNX's
-// reference implementation. Stored two per byte like int4 (element 2k in the low nibble).
-uint8_t float4e2m1_from_double(double d);   // the 4-bit code
-double float4e2m1_to_double(uint8_t code);  // exact; the code's low 4 bits
-float float4e2m1_get(const uint8_t* packed, size_t index);
-void float4e2m1_set(uint8_t* packed, size_t index, double value);  // rounded as above
-
 // 4-bit integers are stored two per byte, element 2k in the low nibble (ONNX's layout).
 // These helpers read and write one element of such a packed buffer.
 int8_t int4_get(const uint8_t* packed, size_t index);

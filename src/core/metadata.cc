@@ -49,16 +49,6 @@ TensorMetadata& TensorMetadata::add(std::string name, std::optional<DataType> dt
   return *this;
 }
 
-TensorMetadata& TensorMetadata::add(TensorMeta meta) {
-  for (auto& e : entries_)
-    if (e.name == meta.name) {
-      e = std::move(meta);
-      return *this;
-    }
-  entries_.push_back(std::move(meta));
-  return *this;
-}
-
 const TensorMeta* TensorMetadata::find(const std::string& name) const {
   for (const auto& e : entries_)
     if (e.name == name) return &e;

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "core/value.h"
 
 namespace parity {
 
@@ -36,18 +35,12 @@ struct TensorMeta {
   std::string name;
   std::optional<DataType> dtype;  // unknown when not given
   std::optional<DimList> shape;   // unknown rank when not given
-  // An input that is not a tensor: a sequence of tensors (dtype and shape are its elements'),
-  // a map (key_type and dtype, its value type) or a sequence of maps. Such an input travels
-  // as the derived tensors of backend/value_tensors.h.
-  Value::Kind kind = Value::Kind::kTensor;
-  std::optional<DataType> key_type;
 };
 
 class TensorMetadata {
  public:
   TensorMetadata& add(std::string name, std::optional<DataType> dtype,
                       std::optional<DimList> shape);
-  TensorMetadata& add(TensorMeta meta);  // replaces an entry of the same name
   const TensorMeta* find(const std::string& name) const;
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }

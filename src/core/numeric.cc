@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/mx_types.h"
 
 namespace parity {
 
@@ -14,6 +15,7 @@ namespace {
 // callers.
 template <typename Fn>
 void visit_plain(DataType dtype, Fn&& fn) {
+  if (dtype == kDtypeFloat8E8M0) return fn(float8e8m0{});
   switch (dtype) {
     case DataType::kFloat32:
       fn(float{});
@@ -38,9 +40,6 @@ void visit_plain(DataType dtype, Fn&& fn) {
       break;
     case DataType::kFloat8E5M2FNUZ:
       fn(float8e5m2fnuz{});
-      break;
-    case DataType::kFloat8E8M0:
-      fn(float8e8m0{});
       break;
     case DataType::kInt8:
       fn(int8_t{});
@@ -119,7 +118,7 @@ std::vector<double> tensor_to_doubles(const Tensor& t) {
       out[i] = t.dtype() == DataType::kInt4 ? int4_get(packed, i) : uint4_get(packed, i);
     return out;
   }
-  if (t.dtype() == DataType::kFloat4E2M1) {
+  if (t.dtype() == kDtypeFloat4E2M1) {
     const auto* packed = static_cast<const uint8_t*>(t.raw_data());
     for (size_t i = 0; i < n; ++i) out[i] = float4e2m1_get(packed, i);
     return out;
@@ -147,7 +146,7 @@ Tensor cast_tensor(const Tensor& t, DataType dtype) {
     }
     return out;
   }
-  if (dtype == DataType::kFloat4E2M1) {
+  if (dtype == kDtypeFloat4E2M1) {
     auto* packed = static_cast<uint8_t*>(out.raw_data());
     for (size_t i = 0; i < values.size(); ++i) float4e2m1_set(packed, i, values[i]);
     return out;

@@ -51,7 +51,6 @@ PARITY_DTYPE_OF(float8e4m3fn, kFloat8E4M3FN)
 PARITY_DTYPE_OF(float8e4m3fnuz, kFloat8E4M3FNUZ)
 PARITY_DTYPE_OF(float8e5m2, kFloat8E5M2)
 PARITY_DTYPE_OF(float8e5m2fnuz, kFloat8E5M2FNUZ)
-PARITY_DTYPE_OF(float8e8m0, kFloat8E8M0)
 PARITY_DTYPE_OF(std::complex<float>, kComplex64)
 PARITY_DTYPE_OF(std::complex<double>, kComplex128)
 #undef PARITY_DTYPE_OF

@@ -1,4 +1,5 @@
 #include "onnx/describe.h"
+#include "core/mx_types.h"
 
 #include <map>
 #include <sstream>
@@ -46,6 +47,8 @@ std::string py_str_list(const std::vector<std::string>& items) {
 
 double element_as_double(const Tensor& t, size_t i) {
   const void* p = t.raw_data();
+  if (t.dtype() == kDtypeFloat8E8M0) return static_cast<const float8e8m0*>(p)[i].to_float();
+  if (t.dtype() == kDtypeFloat4E2M1) return float4e2m1_get(static_cast<const uint8_t*>(p), i);
   switch (t.dtype()) {
     case DataType::kFloat32:
       return static_cast<const float*>(p)[i];
@@ -63,10 +66,6 @@ double element_as_double(const Tensor& t, size_t i) {
       return static_cast<const float8e5m2*>(p)[i].to_float();
     case DataType::kFloat8E5M2FNUZ:
       return static_cast<const float8e5m2fnuz*>(p)[i].to_float();
-    case DataType::kFloat8E8M0:
-      return static_cast<const float8e8m0*>(p)[i].to_float();
-    case DataType::kFloat4E2M1:
-      return float4e2m1_get(static_cast<const uint8_t*>(p), i);
     case DataType::kInt8:
       return static_cast<const int8_t*>(p)[i];
     case DataType::kInt16:

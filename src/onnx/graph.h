@@ -23,11 +23,11 @@ struct Graph;
 
 // The type of a graph value: a tensor, or a sequence / optional of one (nested as ONNX allows).
 struct ValueType {
-  enum class Kind { kUnknown, kTensor, kSequence, kOptional, kMap };
+  enum class Kind { kUnknown, kTensor, kSequence, kOptional };
   Kind kind = Kind::kUnknown;
-  std::optional<DataType> elem_type;  // kTensor; kMap: the key type
+  std::optional<DataType> elem_type;  // kTensor
   std::optional<DimList> shape;       // kTensor; nullopt = unknown rank
-  std::shared_ptr<ValueType> inner;   // kSequence, kOptional; kMap: the value type
+  std::shared_ptr<ValueType> inner;   // kSequence, kOptional
 
   static ValueType tensor(std::optional<DataType> dtype, std::optional<DimList> shape) {
     ValueType v;

@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/error.h"
+#include "core/mx_types.h"
 
 namespace parity::onnx_io {
 
@@ -86,7 +87,11 @@ Tensor tensor_from_typed_fields(const TensorProto& p, DataType dt, const Shape& 
   Tensor t(dt, shape);
   const size_t n = static_cast<size_t>(t.numel());
   auto* raw = t.raw_data();
-  switch (dt) {
+  // The MX types sit in int32_data like the other 8- and 4-bit types.
+  DataType storage = dt;
+  if (dt == kDtypeFloat8E8M0) storage = DataType::kUInt8;
+  if (dt == kDtypeFloat4E2M1) storage = DataType::kUInt4;
+  switch (storage) {
     case DataType::kFloat32:
     case DataType::kComplex64:
       copy_field(p.float_data(), static_cast<float*>(raw), [](float v) { return v; });
@@ -125,13 +130,11 @@ Tensor tensor_from_typed_fields(const TensorProto& p, DataType dt, const Shape& 
     case DataType::kFloat8E4M3FNUZ:
     case DataType::kFloat8E5M2:
     case DataType::kFloat8E5M2FNUZ:
-    case DataType::kFloat8E8M0:
       copy_field(p.int32_data(), static_cast<uint8_t*>(raw),
                  [](int32_t v) { return static_cast<uint8_t>(v); });
       break;
     case DataType::kInt4:
     case DataType::kUInt4:
-    case DataType::kFloat4E2M1:
       copy_field(p.int32_data(), static_cast<uint8_t*>(raw),
                  [](int32_t v) { return static_cast<uint8_t>(v); });
       if (n % 2) static_cast<uint8_t*>(raw)[n / 2] &= 0x0F;  // the unused high nibble
@@ -281,14 +284,7 @@ ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {
         v.inner =
             std::make_shared<ir::ValueType>(value_type_from_proto(t.optional_type().elem_type()));
       return v;
-    case ::onnx::TypeProto::kMapType:
-      v.kind = ir::ValueType::Kind::kMap;
-      if (dtype_is_valid(t.map_type().key_type()) && t.map_type().key_type() != 0)
-        v.elem_type = static_cast<DataType>(t.map_type().key_type());
-      if (t.map_type().has_value_type())
-        v.inner = std::make_shared<ir::ValueType>(value_type_from_proto(t.map_type().value_type()));
-      return v;
-    default:  // sparse tensors: no backend of Parity produces them
+    default:  // maps and sparse tensors: no backend of Parity produces them
       return v;
   }
 }

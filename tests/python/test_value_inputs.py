@@ -40,7 +40,7 @@ def test_dict_vectorizer_fed_a_dict(tmp_path):
         [oh.make_value_info("m", map_type(TP.STRING, TP.FLOAT))],
         [oh.make_tensor_value_info("y", TP.FLOAT, None)],
     )
-    feed = {"m": {"b": 2.5, "a": -1.0, "zz": 9.0}}  # Python floats: fitted to the map's float32
+    feed = {"m": {"b": np.float32(2.5), "a": np.float32(-1.0), "zz": np.float32(9.0)}}
     from_ort, from_ref = run_both(path, feed)
     expected = np.array([[feed["m"].get(k, 0.0) for k in vocab]], np.float32)
     for out in (from_ort, from_ref):

@@ -1,7 +1,6 @@
 #include "backend/onnxrt/runner.h"
 
 #include <chrono>
-#include <memory>
 
 #include "backend/onnxrt/tensors.h"
 #include "backend/onnxrt/values.h"
@@ -26,30 +25,28 @@ TensorMap OnnxrtRunner::infer_impl(const TensorMap& feed) {
   const OrtRuntime& runtime = session.runtime();
   const ort::Api& api = runtime.api();
 
+  // Sequence and map inputs come as their derived tensors (backend/value_tensors.h) and are
+  // built with CreateValue; those ONNX Runtime values point into `values`' tensors.
+  TensorMap tensors;
+  const std::vector<std::pair<std::string, Value>> values =
+      value_inputs(feed, session.input_metadata().names(), tensors);
+  const size_t input_count = values.size() + tensors.size();
   std::vector<const char*> input_names;
   std::vector<OrtValuePtr> inputs;  // keeps the values alive until after the run
   std::vector<const ort::Value*> input_values;
-  // Sequence and map inputs come as their derived tensors (backend/value_tensors.h) and are
-  // built into ONNX Runtime values, which point into these Values' tensors.
-  const TensorMetadata& meta = session.input_metadata();
-  std::vector<std::unique_ptr<Value>> values;
-  for (const TensorMeta& m : meta) {
-    if (m.kind == Value::Kind::kTensor || feed.contains(m.name)) continue;
-    values.push_back(std::make_unique<Value>(value_from_tensors(feed, m.name, m.kind)));
-    input_names.push_back(m.name.c_str());
-    inputs.push_back(value_to_ort(runtime, *values.back(), m.name));
+  input_names.reserve(input_count);
+  inputs.reserve(input_count);
+  input_values.reserve(input_count);
+  for (const auto& [name, value] : values) {
+    input_names.push_back(name.c_str());
+    inputs.push_back(value_to_ort(runtime, value, name));
     input_values.push_back(inputs.back().get());
   }
-  for (const auto& [name, tensor] : feed) {
-    bool derived = false;
-    for (const TensorMeta& v : meta)
-      derived = derived || (v.kind != Value::Kind::kTensor && is_value_tensor_of(name, v.name));
-    if (derived && !meta.find(name)) continue;
+  for (const auto& [name, tensor] : tensors) {
     input_names.push_back(name.c_str());
     inputs.push_back(to_ort_value(runtime, tensor, name));
     input_values.push_back(inputs.back().get());
   }
-  const size_t input_count = inputs.size();
 
   const std::vector<std::string>& output_names = session.output_names();
   const size_t output_count = output_names.size();

@@ -18,10 +18,8 @@
 
 #include "backend/onnxrt/providers.h"
 #include "backend/onnxrt/tensors.h"
-#include "backend/value_tensors.h"
 #include "core/error.h"
 #include "core/logger.h"
-#include "onnx/proto_convert.h"
 
 namespace fs = std::filesystem;
 
@@ -124,22 +122,15 @@ class OrtSessionBuilder {
       : options_(options), runtime_(OrtRuntime::get(options.lib_path)) {}
 
   OrtSessionPtr from_path(const std::string& path) {
-    return build(
-        [&](const ort::SessionOptions* so, ort::Session** out) {
-          return api().CreateSession(runtime_.env(), path.c_str(), so, out);
-        },
-        [&] {
-          std::ifstream in(path, std::ios::binary);
-          return graph_inputs_of(std::string(std::istreambuf_iterator<char>(in), {}));
-        });
+    return build([&](const ort::SessionOptions* so, ort::Session** out) {
+      return api().CreateSession(runtime_.env(), path.c_str(), so, out);
+    });
   }
 
   OrtSessionPtr from_bytes(const std::string& bytes) {
-    return build(
-        [&](const ort::SessionOptions* so, ort::Session** out) {
-          return api().CreateSessionFromArray(runtime_.env(), bytes.data(), bytes.size(), so, out);
-        },
-        [&] { return graph_inputs_of(bytes); });
+    return build([&](const ort::SessionOptions* so, ort::Session** out) {
+      return api().CreateSessionFromArray(runtime_.env(), bytes.data(), bytes.size(), so, out);
+    });
   }
 
   OrtSessionPtr from_model(const ir::Model& model) {
@@ -161,19 +152,8 @@ class OrtSessionBuilder {
  private:
   const ort::Api& api() const { return runtime_.api(); }
 
-  // The declared graph inputs of a serialized model (empty when it does not parse: ONNX
-  // Runtime has parsed it already, so that does not happen).
-  static std::vector<ir::ValueInfo> graph_inputs_of(const std::string& bytes) {
-    ::onnx::ModelProto proto;
-    std::vector<ir::ValueInfo> inputs;
-    if (!proto.ParseFromString(bytes)) return inputs;
-    for (const auto& in : proto.graph().input())
-      inputs.push_back({in.name(), value_type_from_proto(in.type())});
-    return inputs;
-  }
-
-  template <typename Create, typename GraphInputs>
-  OrtSessionPtr build(Create create, GraphInputs graph_inputs) {
+  template <typename Create>
+  OrtSessionPtr build(Create create) {
     // ONNX Runtime starts every pool thread when the session is made; tens of thousands of
     // threads exhaust the process's stack space and it crashes.
     constexpr int kMaxIntraOpThreads = 1024;
@@ -226,7 +206,7 @@ class OrtSessionBuilder {
                    python_list(providers));
     ort::check(api(), create(so.get(), &session->session_), "create the inference session");
     session->providers_ = std::move(providers);
-    session->read_signature(graph_inputs);
+    session->read_signature();
     return session;
   }
 
@@ -240,8 +220,7 @@ OrtSession::~OrtSession() {
   for (void* handle : custom_op_handles_) dlclose(handle);
 }
 
-void OrtSession::read_signature(const std::function<std::vector<ir::ValueInfo>()>& graph_inputs) {
-  std::optional<std::vector<ir::ValueInfo>> declared;
+void OrtSession::read_signature() {
   const ort::Api& api = runtime_.api();
   ort::Allocator* allocator = runtime_.allocator();
   auto name_of = [&](auto get_name, size_t i) {
@@ -266,12 +245,8 @@ void OrtSession::read_signature(const std::function<std::vector<ir::ValueInfo>()
     const ort::TensorTypeAndShapeInfo* tensor = nullptr;
     ort::check(api, api.CastTypeInfoToTensorInfo(info.get(), &tensor),
                "read the type of input " + name);
-    if (!tensor) {  // a sequence or map input: described from the model's declaration
-      if (!declared) declared = graph_inputs();
-      TensorMeta meta{name, std::nullopt, std::nullopt};
-      for (const ir::ValueInfo& d : *declared)
-        if (d.name == name) meta = input_meta(name, d.type);
-      inputs_.add(std::move(meta));
+    if (!tensor) {  // a sequence or map input: nothing Parity can describe
+      inputs_.add(name, std::nullopt, std::nullopt);
       continue;
     }
     int element_type = 0;

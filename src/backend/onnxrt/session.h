@@ -3,7 +3,6 @@
 // (with symbolic dims) and outputs.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,9 +70,7 @@ class OrtSession {
  private:
   friend class OrtSessionBuilder;
   explicit OrtSession(const OrtRuntime& runtime) : runtime_(runtime) {}
-  // `graph_inputs` gives the model's declared inputs, read only when an input is a sequence
-  // or map (ONNX Runtime's type information is read for tensors alone).
-  void read_signature(const std::function<std::vector<ir::ValueInfo>()>& graph_inputs);
+  void read_signature();
 
   const OrtRuntime& runtime_;
   ort::Session* session_ = nullptr;

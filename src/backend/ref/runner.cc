@@ -59,17 +59,12 @@ TensorMap PluginRefRunner::infer_impl(const TensorMap& feed) {
   std::vector<ref::NamedValue> inputs;
   inputs.reserve(feed.size());
   // Sequence and map inputs come as their derived tensors (backend/value_tensors.h).
-  const TensorMetadata meta = model_input_metadata(*model_);
-  for (const TensorMeta& m : meta)
-    if (m.kind != Value::Kind::kTensor && !feed.contains(m.name))
-      inputs.push_back({m.name, value_from_tensors(feed, m.name, m.kind)});
-  for (const auto& [name, tensor] : feed) {
-    const TensorMeta* m = meta.find(name);
-    bool derived = false;
-    for (const TensorMeta& v : meta)
-      derived = derived || (v.kind != Value::Kind::kTensor && is_value_tensor_of(name, v.name));
-    if (m || !derived) inputs.push_back({name, Value(tensor)});
-  }
+  std::vector<std::string> names;
+  for (const auto& in : model_->graph.inputs) names.push_back(in.name);
+  TensorMap tensors;
+  for (auto& [name, value] : value_inputs(feed, names, tensors))
+    inputs.push_back({name, std::move(value)});
+  for (const auto& [name, tensor] : tensors) inputs.push_back({name, Value(tensor)});
   std::vector<ref::NamedValue> values = executor_->run(inputs);
   set_inference_time(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -10,6 +10,7 @@
 
 #include "backend/ref/runner.h"
 #include "core/float_types.h"
+#include "core/mx_types.h"
 #include "onnx/model_io.h"
 #include "ort_test_util.h"
 
@@ -74,7 +75,7 @@ std::string codes_str(const Tensor& t, size_t i) {
 
 TEST(OrtNarrowFloat, Float4E2M1CastsAgreeWithTheReference) {
   // Every code to float32.
-  Tensor codes(DataType::kFloat4E2M1, {16});
+  Tensor codes(kDtypeFloat4E2M1, {16});
   for (size_t i = 0; i < 16; ++i) uint4_set(static_cast<uint8_t*>(codes.raw_data()), i, i);
   Outcome widen = both(codes, DataType::kFloat32, 23);
   EXPECT_TRUE(widen.ort.equals(widen.ref));
@@ -83,14 +84,14 @@ TEST(OrtNarrowFloat, Float4E2M1CastsAgreeWithTheReference) {
   // is pinned below.
   std::vector<float> values = probe_values();
   Tensor x = Tensor::from_vector<float>({static_cast<int64_t>(values.size())}, values);
-  Outcome narrow = both(x, DataType::kFloat4E2M1, 23);
+  Outcome narrow = both(x, kDtypeFloat4E2M1, 23);
   for (size_t i = 0; i < values.size(); ++i)
     EXPECT_EQ(codes_str(narrow.ort, i), codes_str(narrow.ref, i)) << "Cast of " << values[i];
 }
 
 TEST(OrtNarrowFloat, Float4E2M1OfNaN) {
   Tensor x = Tensor::from_vector<float>({2}, {NAN, -NAN});
-  Outcome o = both(x, DataType::kFloat4E2M1, 23);
+  Outcome o = both(x, kDtypeFloat4E2M1, 23);
   // The reference follows ONNX's reference implementation: NaN gives +6 (code 0x7).
   EXPECT_EQ(codes_str(o.ref, 0), "0x7");
   EXPECT_EQ(codes_str(o.ref, 1), "0x7");
@@ -98,7 +99,7 @@ TEST(OrtNarrowFloat, Float4E2M1OfNaN) {
 }
 
 TEST(OrtNarrowFloat, Float8E8M0CastsAgreeWithTheReference) {
-  Tensor codes(DataType::kFloat8E8M0, {256});
+  Tensor codes(kDtypeFloat8E8M0, {256});
   for (size_t i = 0; i < 256; ++i) static_cast<uint8_t*>(codes.raw_data())[i] = i;
   Outcome widen = both(codes, DataType::kFloat32, 24);
   for (size_t i = 0; i < 256; ++i) {
@@ -114,7 +115,7 @@ TEST(OrtNarrowFloat, Float8E8M0CastsAgreeWithTheReference) {
       const int opset = *mode ? 25 : 24;
       std::string attrs = fmt::format(", saturate = {}", saturate);
       if (*mode) attrs += fmt::format(", round_mode = \"{}\"", mode);
-      Outcome o = both(x, DataType::kFloat8E8M0, opset, attrs);
+      Outcome o = both(x, kDtypeFloat8E8M0, opset, attrs);
       for (size_t i = 0; i < values.size(); ++i)
         EXPECT_EQ(codes_str(o.ort, i), codes_str(o.ref, i))
             << "Cast of " << values[i] << " with" << attrs << " at opset " << opset;

@@ -24,7 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "backend/ref/ops/elementwise_util.h"
+#include "backend/ref/ops/mx_util.h"
 
 namespace parity::ref {
 namespace {
@@ -89,7 +89,7 @@ Decimal shortest_digits(double magnitude) {
 
 template <typename T>
 std::string float_to_string(T v) {
-  const double x = value_as_double(v);
+  const double x = mx_value_as_double(v);
   if (std::isnan(x)) return "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   std::string sign = std::signbit(x) ? "-" : "";
@@ -215,7 +215,7 @@ int64_t to_4bit(const S& v, double lo, double hi) {
   if constexpr (std::is_same_v<S, std::string>)
     x = from_text<double>(v);
   else
-    x = value_as_double(v);
+    x = mx_value_as_double(v);
   if (std::isnan(x)) return 0;
   return static_cast<int64_t>(std::nearbyint(std::clamp(x, lo, hi)));
 }
@@ -235,21 +235,21 @@ D convert(const S& v, const CastRules& rules) {
   } else if constexpr (std::is_same_v<D, std::string>) {
     return to_text(v);
   } else if constexpr (std::is_same_v<D, float8e8m0>) {
-    return D::from_double(value_as_double(v), saturate, rules.round_mode);
+    return D::from_double(mx_value_as_double(v), saturate, rules.round_mode);
   } else if constexpr (is_float8_v<D>) {
-    return D::from_double(value_as_double(v), saturate);
+    return D::from_double(mx_value_as_double(v), saturate);
   } else if constexpr (std::is_same_v<D, bool>) {
-    return value_as_double(v) != 0.0;  // NaN is true, as in NumPy
+    return mx_value_as_double(v) != 0.0;  // NaN is true, as in NumPy
   } else if constexpr (std::is_same_v<D, float> || std::is_same_v<D, double>) {
     // 64-bit integers convert directly, so that they round once.
     if constexpr (std::is_same_v<S, int64_t> || std::is_same_v<S, uint64_t>)
       return static_cast<D>(v);
     else
-      return static_cast<D>(value_as_double(v));
+      return static_cast<D>(mx_value_as_double(v));
   } else if constexpr (is_float_like_v<D>) {
-    return D::from_double(value_as_double(v));
+    return D::from_double(mx_value_as_double(v));
   } else if constexpr (is_float_like_v<S> || is_float8_v<S> || std::is_same_v<S, float8e8m0>) {
-    return narrow<D>(value_as_double(v));  // truncate, clamp, NaN -> 0
+    return narrow<D>(mx_value_as_double(v));  // truncate, clamp, NaN -> 0
   } else {
     return static_cast<D>(v);  // integers and bool: wrap like NumPy's astype
   }
@@ -277,7 +277,7 @@ void store_4bit(uint8_t* packed, size_t k, const V& v) {
     else if constexpr (std::is_same_v<V, std::string>)
       float4e2m1_set(packed, k, from_text<double>(v));
     else
-      float4e2m1_set(packed, k, value_as_double(v));
+      float4e2m1_set(packed, k, mx_value_as_double(v));
   } else if constexpr (std::is_same_v<S, Int4> && std::is_same_v<D, UInt4>) {
     uint4_set(packed, k, static_cast<uint8_t>(std::max<int8_t>(v, 0)));
   } else if constexpr (std::is_same_v<S, UInt4> && std::is_same_v<D, Int4>) {
@@ -305,12 +305,12 @@ void cast_elements(const Tensor& x, Tensor& y, const CastRules& rules) {
     for (int64_t i = b; i < e; ++i) {
       const size_t k = static_cast<size_t>(i);
       auto value = [&]() -> decltype(auto) {
-        if constexpr (is_4bit_v<S>)
+        if constexpr (is_packed_v<S>)
           return load_4bit<S>(static_cast<const uint8_t*>(src), k);
         else
           return static_cast<const S*>(src)[i];
       };
-      if constexpr (is_4bit_v<D>)
+      if constexpr (is_packed_v<D>)
         store_4bit<D, S>(static_cast<uint8_t*>(dst), k, value());
       else
         static_cast<D*>(dst)[i] = convert<D>(value(), rules);
@@ -339,7 +339,7 @@ DataType read_to(const OpContext& ctx) {
   const ir::Attribute* a = ctx.attr("to");
   if (!a) ctx.fail("attribute 'to' is required but absent");
   if (a->type == ir::Attribute::Type::kString) {
-    for (int32_t t = 1; t <= static_cast<int32_t>(DataType::kFloat8E8M0); ++t)
+    for (int32_t t = 1; t <= static_cast<int32_t>(kDtypeFloat8E8M0); ++t)
       if (dtype_is_valid(t) && dtype_onnx_name(static_cast<DataType>(t)) == a->s)
         return static_cast<DataType>(t);
     ctx.fail("attribute 'to' is '{}'; it must name a TensorProto data type such as FLOAT, INT64",

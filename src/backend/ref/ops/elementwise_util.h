@@ -18,23 +18,21 @@ inline constexpr bool is_float8_v =
     std::is_same_v<T, float8e4m3fn> || std::is_same_v<T, float8e4m3fnuz> ||
     std::is_same_v<T, float8e5m2> || std::is_same_v<T, float8e5m2fnuz>;
 
-// The value of any numeric element as double (float8 and float8e8m0 included).
+// The value of any numeric element as double (float8 included).
 template <typename T>
 inline double value_as_double(T v) {
-  if constexpr (is_float8_v<T> || std::is_same_v<T, float8e8m0>)
+  if constexpr (is_float8_v<T>)
     return static_cast<double>(v.to_float());
   else
     return to_double(v);
 }
 
-// Tags for the 4-bit types, which have no C++ element type: two values per byte, the
-// element 2k in the low nibble (read and written with int4_get/int4_set, float4e2m1_get...).
+// Tags for the 4-bit integer types, which have no C++ element type: two values per byte, the
+// element 2k in the low nibble (read and written with int4_get/int4_set...).
 struct Int4 {};
 struct UInt4 {};
-struct Float4E2M1 {};
 template <typename T>
-inline constexpr bool is_4bit_v =
-    std::is_same_v<T, Int4> || std::is_same_v<T, UInt4> || std::is_same_v<T, Float4E2M1>;
+inline constexpr bool is_4bit_v = std::is_same_v<T, Int4> || std::is_same_v<T, UInt4>;
 
 // The DataType of an element type or 4-bit tag.
 template <typename T>
@@ -43,8 +41,6 @@ constexpr DataType elem_dtype() {
     return DataType::kInt4;
   else if constexpr (std::is_same_v<T, UInt4>)
     return DataType::kUInt4;
-  else if constexpr (std::is_same_v<T, Float4E2M1>)
-    return DataType::kFloat4E2M1;
   else
     return dtype_of<T>;
 }
@@ -63,8 +59,6 @@ inline double load_as_double(const void* data, size_t i) {
     return int4_get(static_cast<const uint8_t*>(data), i);
   else if constexpr (std::is_same_v<T, UInt4>)
     return uint4_get(static_cast<const uint8_t*>(data), i);
-  else if constexpr (std::is_same_v<T, Float4E2M1>)
-    return float4e2m1_get(static_cast<const uint8_t*>(data), i);
   else
     return value_as_double(static_cast<const T*>(data)[i]);
 }

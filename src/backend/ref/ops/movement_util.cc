@@ -1,4 +1,5 @@
 #include "backend/ref/ops/movement_util.h"
+#include "core/mx_types.h"
 
 namespace parity::ref {
 

@@ -58,10 +58,10 @@ void strided_copy(const S* src, int64_t base, const Shape& out, const Shape& str
 // A new tensor of x's type holding the strided copy of x's elements.
 Tensor strided_copy(const Tensor& x, int64_t base, const Shape& out, const Shape& strides);
 
-// 4-bit types (int4, uint4, float4e2m1) pack two elements per byte, so kernels that move
-// elements see them unpacked to int8 / uint8 and pack their result back.
+// 4-bit types (int4, uint4) pack two elements per byte, so kernels that move elements see them
+// unpacked to int8 / uint8 and pack their result back.
 bool is_4bit(DataType t);
-Tensor unpack_4bit(const Tensor& t);  // int4 -> int8; uint4, float4e2m1 (its codes) -> uint8
+Tensor unpack_4bit(const Tensor& t);                 // int4 -> int8, uint4 -> uint8
 Tensor pack_4bit(const Tensor& t, DataType packed);  // the inverse
 
 // Runs f(x) → Tensor on x, or on its unpacked form when x holds a 4-bit type (then packs the

@@ -9,7 +9,7 @@
 // DequantizeLinear: y = (x - zero_point) * scale, in double, rounded once to scale's type.
 #include <cmath>
 
-#include "backend/ref/ops/elementwise_util.h"
+#include "backend/ref/ops/mx_util.h"
 
 namespace parity::ref {
 namespace {
@@ -150,7 +150,7 @@ class QuantizeLinear : public Kernel {
                       for_each_element(layout, [&](int64_t k, int64_t p) {
                         double q = to_double(px[k]) / to_double(ps[p]);
                         if constexpr (is_float_like_v<X>) q = to_double(narrow<X>(q));
-                        const double z = pz ? load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
+                        const double z = pz ? mx_load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
                         store_quantized<Q>(py, k, q, z, saturate);
                       });
                     },
@@ -196,8 +196,8 @@ class DequantizeLinear : public Kernel {
                 const void* pz = zp ? zp->raw_data() : nullptr;
                 S* py = y.data<S>();
                 for_each_element(layout, [&](int64_t k, int64_t p) {
-                  const double z = pz ? load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
-                  py[k] = narrow<S>((load_as_double<Q>(px, static_cast<size_t>(k)) - z) *
+                  const double z = pz ? mx_load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
+                  py[k] = narrow<S>((mx_load_as_double<Q>(px, static_cast<size_t>(k)) - z) *
                                     to_double(ps[p]));
                 });
               },
