@@ -73,29 +73,51 @@ std::string codes_str(const Tensor& t, size_t i) {
   return fmt::format("{:#x}", b[i]);
 }
 
-TEST(OrtNarrowFloat, Float4E2M1CastsAgreeWithTheReference) {
-  // Every code to float32.
-  Tensor codes(kDtypeFloat4E2M1, {16});
-  for (size_t i = 0; i < 16; ++i) uint4_set(static_cast<uint8_t*>(codes.raw_data()), i, i);
-  Outcome widen = both(codes, DataType::kFloat32, 23);
-  EXPECT_TRUE(widen.ort.equals(widen.ref));
-
-  // float32 to codes, every tie and boundary. NaN is left out: ONNX Runtime's choice for it
-  // is pinned below.
-  std::vector<float> values = probe_values();
-  Tensor x = Tensor::from_vector<float>({static_cast<int64_t>(values.size())}, values);
-  Outcome narrow = both(x, kDtypeFloat4E2M1, 23);
-  for (size_t i = 0; i < values.size(); ++i)
-    EXPECT_EQ(codes_str(narrow.ort, i), codes_str(narrow.ref, i)) << "Cast of " << values[i];
+// ONNX Runtime 1.30's CPU provider has no Cast kernel for float4e2m1 (either way): the case is
+// compared with NumPy only (NarrowFloatOps.Float4E2M1* in tests/backend/ref), and this test
+// fails once ONNX Runtime runs it, so that the comparison below can take its place.
+TEST(OrtNarrowFloat, Float4E2M1CastIsRefusedByOnnxRuntime) {
+  testing::ort_runtime();
+  for (const auto& [from, to] : {std::pair{DataType::kFloat32, kDtypeFloat4E2M1},
+                                 std::pair{kDtypeFloat4E2M1, DataType::kFloat32}}) {
+    const std::string bytes = cast_model(from, to, 23, "");
+    try {
+      OnnxrtRunner ort(SessionFromOnnxBytes(bytes));
+      RunnerActivation active(ort);
+      ADD_FAILURE() << "ONNX Runtime now casts " << dtype_name(from) << " to " << dtype_name(to)
+                    << ": compare it with the reference here";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Could not find an implementation for Cast(23)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  std::printf(
+      "[ narrow ] Cast to and from float4e2m1: ONNX Runtime 1.30 has no CPU kernel; compared "
+      "with NumPy only\n");
 }
 
-TEST(OrtNarrowFloat, Float4E2M1OfNaN) {
-  Tensor x = Tensor::from_vector<float>({2}, {NAN, -NAN});
-  Outcome o = both(x, kDtypeFloat4E2M1, 23);
-  // The reference follows ONNX's reference implementation: NaN gives +6 (code 0x7).
-  EXPECT_EQ(codes_str(o.ref, 0), "0x7");
-  EXPECT_EQ(codes_str(o.ref, 1), "0x7");
-  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(codes_str(o.ort, i), codes_str(o.ref, i)) << i;
+// Float4 tensors cross the runner boundary packed, bit for bit, through an op both backends
+// run on them.
+TEST(OrtNarrowFloat, Float4E2M1TensorsRoundTripThroughReshape) {
+  std::string text = R"(
+    <ir_version: 11, opset_import: ["" : 23]>
+    g (uint8[3,5] x) => (uint8[15] y) {
+      shape = Constant<value = int64[1] {15}>()
+      y = Reshape(x, shape)
+    }
+  )";
+  const std::string bytes =
+      testing::retyped_model_bytes(text, static_cast<int>(kDtypeFloat4E2M1));
+  Tensor x(kDtypeFloat4E2M1, {3, 5});
+  for (size_t i = 0; i < 15; ++i) uint4_set(static_cast<uint8_t*>(x.raw_data()), i, (i * 7) % 16);
+  testing::ort_runtime();
+  OnnxrtRunner ort(SessionFromOnnxBytes(bytes));
+  PluginRefRunner ref(Loader<ModelPtr>(onnx_io::load_model_from_bytes(bytes)));
+  const Tensor from_ort = run(ort, x), from_ref = run(ref, x);
+  EXPECT_EQ(from_ort.dtype(), kDtypeFloat4E2M1);
+  EXPECT_TRUE(from_ort.equals(from_ref));
+  EXPECT_EQ(std::memcmp(from_ort.raw_data(), x.raw_data(), x.nbytes()), 0);
 }
 
 TEST(OrtNarrowFloat, Float8E8M0CastsAgreeWithTheReference) {

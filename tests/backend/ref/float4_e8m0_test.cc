@@ -240,7 +240,7 @@ TEST(NarrowFloatOps, RoundModeAndSaturateOutsideTheSpecAreErrors) {
 TEST(NarrowFloatOps, DataMovementMovesFloat4AndFloat8E8M0Codes) {
   auto np = numpy_arrays(std::string(kOracle) + R"(
 c4 = rng.randint(0, 16, size=(3, 5)).astype(np.uint8); save('p4', pack4(c4.ravel()))
-c8 = rng.randint(0, 256, size=(3, 5)).astype(np.uint8); save('c8', c8)
+c8 = rng.randint(0, 256, size=(3, 5)).astype(np.uint8); save('c8', c8.ravel())
 def moved(c):
     t = c.T                                    # Transpose
     cat = np.concatenate([c, c[:1]], axis=0)   # Concat
