@@ -97,9 +97,8 @@ TEST(OrtNarrowFloat, Float4E2M1CastIsRefusedByOnnxRuntime) {
       "with NumPy only\n");
 }
 
-// Float4 tensors cross the runner boundary packed, bit for bit, through an op both backends
-// run on them.
-TEST(OrtNarrowFloat, Float4E2M1TensorsRoundTripThroughReshape) {
+// Nor a Reshape kernel: ONNX Runtime's CPU provider cannot move float4e2m1 tensors either.
+TEST(OrtNarrowFloat, Float4E2M1ReshapeIsRefusedByOnnxRuntime) {
   std::string text = R"(
     <ir_version: 11, opset_import: ["" : 23]>
     g (uint8[3,5] x) => (uint8[15] y) {
@@ -107,17 +106,17 @@ TEST(OrtNarrowFloat, Float4E2M1TensorsRoundTripThroughReshape) {
       y = Reshape(x, shape)
     }
   )";
-  const std::string bytes =
-      testing::retyped_model_bytes(text, static_cast<int>(kDtypeFloat4E2M1));
-  Tensor x(kDtypeFloat4E2M1, {3, 5});
-  for (size_t i = 0; i < 15; ++i) uint4_set(static_cast<uint8_t*>(x.raw_data()), i, (i * 7) % 16);
+  const std::string bytes = testing::retyped_model_bytes(text, static_cast<int>(kDtypeFloat4E2M1));
   testing::ort_runtime();
-  OnnxrtRunner ort(SessionFromOnnxBytes(bytes));
-  PluginRefRunner ref(Loader<ModelPtr>(onnx_io::load_model_from_bytes(bytes)));
-  const Tensor from_ort = run(ort, x), from_ref = run(ref, x);
-  EXPECT_EQ(from_ort.dtype(), kDtypeFloat4E2M1);
-  EXPECT_TRUE(from_ort.equals(from_ref));
-  EXPECT_EQ(std::memcmp(from_ort.raw_data(), x.raw_data(), x.nbytes()), 0);
+  try {
+    OnnxrtRunner ort(SessionFromOnnxBytes(bytes));
+    RunnerActivation active(ort);
+    ADD_FAILURE() << "ONNX Runtime now reshapes float4e2m1: compare it with the reference here";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Could not find an implementation for Reshape(23)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(OrtNarrowFloat, Float8E8M0CastsAgreeWithTheReference) {
@@ -138,9 +137,18 @@ TEST(OrtNarrowFloat, Float8E8M0CastsAgreeWithTheReference) {
       std::string attrs = fmt::format(", saturate = {}", saturate);
       if (*mode) attrs += fmt::format(", round_mode = \"{}\"", mode);
       Outcome o = both(x, kDtypeFloat8E8M0, opset, attrs);
-      for (size_t i = 0; i < values.size(); ++i)
+      // Outside the positive range [2^-127, 2^127] ONNX Runtime departs from ONNX's reference
+      // implementation (docs/onnxruntime-departures.md#cast-float8e8m0-out-of-range, pinned by
+      // OrtDepartures.CastToFloat8E8M0OutsideThePositiveRange); inside it and for NaN the two
+      // agree bit for bit.
+      for (size_t i = 0; i < values.size(); ++i) {
+        const float v = values[i];
+        const bool in_range =
+            std::isnan(v) || (v >= std::ldexp(1.0f, -127) && v <= std::ldexp(1.0f, 127));
+        if (!in_range) continue;
         EXPECT_EQ(codes_str(o.ort, i), codes_str(o.ref, i))
-            << "Cast of " << values[i] << " with" << attrs << " at opset " << opset;
+            << "Cast of " << v << " with" << attrs << " at opset " << opset;
+      }
     }
 }
 
