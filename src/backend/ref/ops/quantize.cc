@@ -150,7 +150,8 @@ class QuantizeLinear : public Kernel {
                       for_each_element(layout, [&](int64_t k, int64_t p) {
                         double q = to_double(px[k]) / to_double(ps[p]);
                         if constexpr (is_float_like_v<X>) q = to_double(narrow<X>(q));
-                        const double z = pz ? mx_load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
+                        const double z =
+                            pz ? mx_load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
                         store_quantized<Q>(py, k, q, z, saturate);
                       });
                     },
