@@ -5,6 +5,8 @@
 
 #include "py_util.h"
 
+#include "backend/value_tensors.h"
+
 namespace parity::python {
 
 PyRef make_py_ref(py::object obj) {
@@ -196,6 +198,38 @@ py::dict dict_from_tensors(const TensorMap& tensors) {
   return d;
 }
 
+namespace {
+
+// A Python dict fed as an ONNX map: int or str keys, values that NumPy makes one 1-D array of.
+MapValue map_from_dict(py::handle d, const std::string& what) {
+  py::list keys, values;
+  for (py::handle item : d.attr("items")()) {
+    auto pair = item.cast<py::tuple>();
+    keys.append(pair[0]);
+    values.append(pair[1]);
+  }
+  py::module_ np = py::module_::import("numpy");
+  const int64_t n = static_cast<int64_t>(py::len(keys));
+  Tensor k;
+  if (n > 0 && py::isinstance<py::str>(keys[0])) {
+    k = Tensor(DataType::kString, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      if (!py::isinstance<py::str>(keys[i]))
+        fail("failed to read {}: its keys mix str and other types; map keys are int or str", what);
+      k.data<std::string>()[i] = keys[i].cast<std::string>();
+    }
+  } else {
+    k = tensor_from_array(np.attr("asarray")(keys, "int64"), what + "'s keys");
+  }
+  Tensor v = tensor_from_array(np.attr("asarray")(values), what + "'s values");
+  if (v.rank() != 1)
+    fail("failed to read {}: its values make an array of shape {}; map values are scalars", what,
+         shape_str(v.shape()));
+  return sorted_map_from_entries(k, v);
+}
+
+}  // namespace
+
 TensorMap tensors_from_dict(py::handle feed, const std::string& what) {
   if (!py::isinstance<py::dict>(feed) && !py::hasattr(feed, "items"))
     fail("failed to read {} of type {}: expected a dict of name -> array", what,
@@ -204,7 +238,35 @@ TensorMap tensors_from_dict(py::handle feed, const std::string& what) {
   for (py::handle item : feed.attr("items")()) {
     auto pair = item.cast<py::tuple>();
     const std::string name = py::str(pair[0]);
-    tensors.set(name, tensor_from_array(pair[1], fmt::format("{} '{}'", what, name)));
+    const std::string item_what = fmt::format("{} '{}'", what, name);
+    py::handle value = pair[1];
+    // A list (of arrays, or of dicts) is a sequence and a dict a map, as ONNX Runtime's Python
+    // binding takes them; they travel as derived tensors (backend/value_tensors.h).
+    if (py::isinstance<py::dict>(value)) {
+      add_value_tensors(tensors, name, Value::make_map(map_from_dict(value, item_what)));
+    } else if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+      std::vector<Tensor> items;
+      std::vector<MapValue> maps;
+      size_t k = 0;
+      for (py::handle v : value) {
+        const std::string w = fmt::format("item {} of {}", k++, item_what);
+        if (py::isinstance<py::dict>(v))
+          maps.push_back(map_from_dict(v, w));
+        else
+          items.push_back(tensor_from_array(v, w));
+      }
+      if (!maps.empty() && !items.empty())
+        fail("failed to read {}: the list mixes dicts and arrays", item_what);
+      if (!maps.empty()) {
+        const DataType key = maps.front().keys.dtype(), val = maps.front().values.dtype();
+        add_value_tensors(tensors, name, Value::make_map_sequence(std::move(maps), key, val));
+      } else {
+        const DataType elem = items.empty() ? DataType::kFloat32 : items.front().dtype();
+        add_value_tensors(tensors, name, Value::make_sequence(std::move(items), elem));
+      }
+    } else {
+      tensors.set(name, tensor_from_array(value, item_what));
+    }
   }
   return tensors;
 }

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "backend/value_tensors.h"
 #include "core/logger.h"
 
 namespace parity {
@@ -97,10 +98,21 @@ std::optional<double> Runner::last_inference_time() const {
 void check_feed(const std::string& runner_name, const TensorMap& feed,
                 const TensorMetadata& expected) {
   std::vector<std::string> missing, extra;
-  for (const auto& meta : expected)
-    if (!feed.contains(meta.name)) missing.push_back(meta.name);
+  // A sequence or map input (one without a tensor type) may come as its derived tensors
+  // (backend/value_tensors.h).
+  auto value_input_of = [&](const std::string& tensor_name) -> const TensorMeta* {
+    for (const auto& meta : expected)
+      if (!meta.dtype && is_value_tensor_of(tensor_name, meta.name)) return &meta;
+    return nullptr;
+  };
+  for (const auto& meta : expected) {
+    bool found = feed.contains(meta.name);
+    for (const auto& entry : feed)
+      found = found || (!meta.dtype && is_value_tensor_of(entry.first, meta.name));
+    if (!found) missing.push_back(meta.name);
+  }
   for (const auto& [name, t] : feed)
-    if (!expected.find(name)) extra.push_back(name);
+    if (!expected.find(name) && !value_input_of(name)) extra.push_back(name);
   auto note = [&] {
     return fmt::format("Note: All inputs are: {}, but inputs provided were: {}",
                        name_set(expected.names()), name_set(feed.names()));
@@ -113,6 +125,7 @@ void check_feed(const std::string& runner_name, const TensorMap& feed,
 
   for (const auto& [name, t] : feed) {
     const TensorMeta* meta = expected.find(name);
+    if (!meta) continue;  // an item of a sequence or map input
     if (meta->dtype && *meta->dtype != t.dtype())
       logger().critical(
           "Input tensor: {} | Received unexpected dtype: {}.\nNote: Expected type: {}", name,

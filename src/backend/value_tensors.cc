@@ -82,6 +82,32 @@ Value value_from_tensors(const TensorMap& feed, const std::string& name, Value::
   return Value::make_map_sequence(std::move(maps), key, val);
 }
 
+std::vector<std::pair<std::string, Value>> value_inputs(const TensorMap& feed,
+                                                        const std::vector<std::string>& inputs,
+                                                        TensorMap& rest) {
+  std::vector<std::pair<std::string, Value>> values;
+  std::vector<bool> used(feed.size(), false);
+  for (const std::string& name : inputs) {
+    if (feed.contains(name)) continue;
+    TensorMap parts;
+    for (size_t i = 0; i < feed.size(); ++i)
+      if (!used[i] && is_value_tensor_of(feed[i].first, name)) {
+        parts.set(feed[i].first, feed[i].second);
+        used[i] = true;
+      }
+    if (parts.empty()) continue;  // the runner reports the missing input
+    Value::Kind kind = Value::Kind::kSequence;
+    if (parts.contains(name + ".keys") || parts.contains(name + ".values"))
+      kind = Value::Kind::kMap;
+    else if (parts.contains(name + "[0].keys") || parts.contains(name + "[0].values"))
+      kind = Value::Kind::kMapSequence;
+    values.emplace_back(name, value_from_tensors(parts, name, kind));
+  }
+  for (size_t i = 0; i < feed.size(); ++i)
+    if (!used[i]) rest.set(feed[i].first, feed[i].second);
+  return values;
+}
+
 bool is_value_tensor_of(const std::string& tensor_name, const std::string& name) {
   if (tensor_name.size() <= name.size() || tensor_name.compare(0, name.size(), name) != 0)
     return false;

@@ -27,6 +27,14 @@ void add_value_tensors(TensorMap& out, const std::string& name, const Value& val
 // kMapSequence; kTensor for a plain tensor). Throws naming the missing tensors.
 Value value_from_tensors(const TensorMap& feed, const std::string& name, Value::Kind kind);
 
+// The sequence and map inputs of a feed: each of `inputs` that the feed holds not as a tensor
+// but as derived tensors, with the value they spell (its kind read from their names: `m.keys`
+// and `m.values` a map, `z[0].keys`... a sequence of maps, `s[0]`... or `s[]` a sequence).
+// `rest` gets the feed's other tensors. Throws naming what is missing from a value.
+std::vector<std::pair<std::string, Value>> value_inputs(const TensorMap& feed,
+                                                        const std::vector<std::string>& inputs,
+                                                        TensorMap& rest);
+
 // True when `tensor_name` is one of the derived names of `name`.
 bool is_value_tensor_of(const std::string& tensor_name, const std::string& name);
 

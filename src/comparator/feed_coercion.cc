@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/value_tensors.h"
 #include "comparator/compare_internal.h"
 #include "core/logger.h"
 #include "core/numeric.h"
@@ -150,6 +151,16 @@ TensorMap coerce_feed(const TensorMap& cached, const TensorMetadata& meta) {
   const std::vector<std::string> names = cached.names();
   for (size_t index = 0; index < meta.size(); ++index) {
     const TensorMeta& m = meta[index];
+    if (!m.dtype && !cached.contains(m.name)) {
+      // A sequence or map input fed as its derived tensors (backend/value_tensors.h): as given.
+      bool derived = false;
+      for (const auto& [name, t] : cached)
+        if (is_value_tensor_of(name, m.name)) {
+          feed.set(name, t);
+          derived = true;
+        }
+      if (derived) continue;
+    }
     std::optional<std::string> found = find_str_in_names(m.name, names, index);
     if (!found) continue;  // the runner reports the missing input
     if (*found != m.name)

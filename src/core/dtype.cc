@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "core/mx_types.h"
+
 namespace parity {
 
 namespace {
@@ -17,7 +19,7 @@ struct DTypeInfo {
 };
 
 // One row per type; every lookup below reads this table.
-constexpr std::array<DTypeInfo, 22> kTypes = {{
+constexpr std::array<DTypeInfo, 24> kTypes = {{
     {DataType::kFloat32, "float32", "FLOAT", 32, "<f4"},
     {DataType::kUInt8, "uint8", "UINT8", 8, "|u1"},
     {DataType::kInt8, "int8", "INT8", 8, "|i1"},
@@ -40,6 +42,10 @@ constexpr std::array<DTypeInfo, 22> kTypes = {{
     {DataType::kFloat8E5M2FNUZ, "float8e5m2fnuz", "FLOAT8E5M2FNUZ", 8, nullptr},
     {DataType::kUInt4, "uint4", "UINT4", 4, nullptr},
     {DataType::kInt4, "int4", "INT4", 4, nullptr},
+    // Polygraphy names TensorRT's FP4 (the same E2M1 format) "float4"; E8M0 has no
+    // Polygraphy name, so it is spelled like the other float8 types.
+    {kDtypeFloat4E2M1, "float4", "FLOAT4E2M1", 4, nullptr},
+    {kDtypeFloat8E8M0, "float8e8m0", "FLOAT8E8M0", 8, nullptr},
 }};
 
 const DTypeInfo* info(DataType t) {
@@ -70,10 +76,17 @@ std::optional<DataType> dtype_from_name(std::string_view name) {
   std::string n = lower(name);
   for (const auto& i : kTypes)
     if (n == i.name || n == lower(i.onnx_name)) return i.type;
-  static const std::pair<const char*, DataType> kAliases[] = {
-      {"float", DataType::kFloat32}, {"fp32", DataType::kFloat32},  {"half", DataType::kFloat16},
-      {"fp16", DataType::kFloat16},  {"bf16", DataType::kBFloat16}, {"double", DataType::kFloat64},
-      {"fp64", DataType::kFloat64}};
+  static const std::pair<const char*, DataType> kAliases[] = {{"float", DataType::kFloat32},
+                                                              {"fp32", DataType::kFloat32},
+                                                              {"half", DataType::kFloat16},
+                                                              {"fp16", DataType::kFloat16},
+                                                              {"bf16", DataType::kBFloat16},
+                                                              {"double", DataType::kFloat64},
+                                                              {"fp64", DataType::kFloat64},
+                                                              {"float4e2m1", kDtypeFloat4E2M1},
+                                                              // ml_dtypes' names
+                                                              {"float4_e2m1fn", kDtypeFloat4E2M1},
+                                                              {"float8_e8m0fnu", kDtypeFloat8E8M0}};
   for (const auto& [k, v] : kAliases)
     if (n == k) return v;
   return std::nullopt;
@@ -106,7 +119,7 @@ bool dtype_is_float(DataType t) {
     case DataType::kFloat8E5M2FNUZ:
       return true;
     default:
-      return false;
+      return t == kDtypeFloat4E2M1 || t == kDtypeFloat8E8M0;
   }
 }
 
@@ -137,7 +150,8 @@ bool dtype_is_signed(DataType t) {
     case DataType::kInt4:
       return true;
     default:
-      return dtype_is_float(t);
+      // float8e8m0 is a bare exponent: no sign bit.
+      return dtype_is_float(t) && t != kDtypeFloat8E8M0;
   }
 }
 

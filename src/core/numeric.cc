@@ -5,14 +5,17 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/mx_types.h"
 
 namespace parity {
 
 namespace {
 
-// Calls fn(const T* data) for the C++ element type of `t`; int4/uint4 are handled by callers.
+// Calls fn(const T* data) for the C++ element type of `t`; the 4-bit types are handled by
+// callers.
 template <typename Fn>
 void visit_plain(DataType dtype, Fn&& fn) {
+  if (dtype == kDtypeFloat8E8M0) return fn(float8e8m0{});
   switch (dtype) {
     case DataType::kFloat32:
       fn(float{});
@@ -115,6 +118,11 @@ std::vector<double> tensor_to_doubles(const Tensor& t) {
       out[i] = t.dtype() == DataType::kInt4 ? int4_get(packed, i) : uint4_get(packed, i);
     return out;
   }
+  if (t.dtype() == kDtypeFloat4E2M1) {
+    const auto* packed = static_cast<const uint8_t*>(t.raw_data());
+    for (size_t i = 0; i < n; ++i) out[i] = float4e2m1_get(packed, i);
+    return out;
+  }
   visit_plain(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* data = static_cast<const T*>(t.raw_data());
@@ -136,6 +144,11 @@ Tensor cast_tensor(const Tensor& t, DataType dtype) {
       else
         uint4_set(packed, i, static_cast<uint8_t>(std::clamp(v, 0.0, 15.0)));
     }
+    return out;
+  }
+  if (dtype == kDtypeFloat4E2M1) {
+    auto* packed = static_cast<uint8_t*>(out.raw_data());
+    for (size_t i = 0; i < values.size(); ++i) float4e2m1_set(packed, i, values[i]);
     return out;
   }
   visit_plain(dtype, [&](auto tag) {

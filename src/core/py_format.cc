@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/mx_types.h"
 #include "core/numeric.h"
 
 namespace parity {
@@ -35,6 +36,9 @@ Digits parse_scientific(std::string_view s) {
 
 // The value after a round trip through `dtype`, so that digits can be tested for uniqueness.
 double round_trip(double v, DataType dtype) {
+  if (dtype == kDtypeFloat8E8M0)
+    return float8e8m0::from_double(v, true, E8M0Rounding::kNearest).to_float();
+  if (dtype == kDtypeFloat4E2M1) return float4e2m1_to_double(float4e2m1_from_double(v));
   switch (dtype) {
     case DataType::kFloat16:
       return float16::from_double(v).to_float();

@@ -465,15 +465,11 @@ MapValue decode_map(const Json& j, const std::string& what) {
 // An output: an ndarray (LazyArray), or a list (a sequence of arrays or of maps) or a dict (a
 // map) as Polygraphy writes what ONNX Runtime returns for sequence and map outputs; those are
 // spelled as tensors under derived names (backend/value_tensors.h).
-void decode_output(const Json& j, const std::string& name, const std::string& what,
-                   TensorMap& out) {
-  // Only inside a LazyArray, where Polygraphy puts every output.
-  const std::string cls = class_of(j);
-  if (cls != "LazyArray" && cls != "LazyNumpyArray") {
-    out.set(name, decode_array(j, what));
-    return;
-  }
-  const Json* values = &member(j, "values", what);
+// `values` is the list, dict or array itself (for inputs, the value Polygraphy's JSON holds
+// for a list or dict fed to a runner; for outputs, the LazyArray's "values"); `j` is what to
+// decode as an array when it is neither.
+void decode_value(const Json& j, const Json* values, const std::string& name,
+                  const std::string& what, TensorMap& out) {
   if (values->is_array()) {
     std::vector<Tensor> tensors;
     std::vector<MapValue> maps;
@@ -501,6 +497,17 @@ void decode_output(const Json& j, const std::string& name, const std::string& wh
     return;
   }
   out.set(name, decode_array(j, what));
+}
+
+void decode_output(const Json& j, const std::string& name, const std::string& what,
+                   TensorMap& out) {
+  // Only inside a LazyArray, where Polygraphy puts every output.
+  const std::string cls = class_of(j);
+  if (cls != "LazyArray" && cls != "LazyNumpyArray") {
+    out.set(name, decode_array(j, what));
+    return;
+  }
+  decode_value(j, &member(j, "values", what), name, what, out);
 }
 
 IterationResult decode_iteration(const Json& j, const std::string& what) {
@@ -614,9 +621,11 @@ std::string inputs_to_json(const std::vector<TensorMap>& feeds) {
   for (const auto& feed : feeds) {
     w.element();
     w.begin('{');
-    for (const auto& [name, tensor] : feed) {
+    // A sequence or map input (derived tensors, backend/value_tensors.h) is written as the
+    // list or dict Polygraphy's JSON holds for one fed to a runner.
+    for (const auto& [name, value] : group_value_tensors(feed)) {
       w.key(name);
-      write_array(w, tensor);
+      write_output_value(w, value);
     }
     w.end('}');
   }
@@ -645,8 +654,14 @@ std::vector<TensorMap> inputs_from_json(const std::string& text) {
           "an object of input name → array",
           i, python_type(j[i]));
     TensorMap feed;
-    for (const auto& [name, value] : j[i].items())
-      feed.set(name, decode_array(value, fmt::format("input '{}' of iteration {}", name, i)));
+    for (const auto& [name, value] : j[i].items()) {
+      const std::string what = fmt::format("input '{}' of iteration {}", name, i);
+      const std::string cls = class_of(value);
+      if (cls == "LazyArray" || cls == "LazyNumpyArray")
+        decode_output(value, name, what, feed);
+      else
+        decode_value(value, &value, name, what, feed);  // an array, a list or a dict
+    }
     feeds.push_back(std::move(feed));
   }
   return feeds;

@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/error.h"
+#include "core/mx_types.h"
 
 namespace parity::onnx_io {
 
@@ -66,7 +67,7 @@ void check_typed_count(const TensorProto& p, DataType dt, const Shape& shape) {
   const auto n = static_cast<size_t>(shape_numel(shape));
   size_t expected = n;
   if (dt == DataType::kComplex64 || dt == DataType::kComplex128) expected = 2 * n;
-  if (dt == DataType::kInt4 || dt == DataType::kUInt4) expected = (n + 1) / 2;
+  if (dtype_is_4bit(dt)) expected = (n + 1) / 2;
   auto [count, field] = typed_field(p, dt);
   if (static_cast<size_t>(count) != expected)
     fail("failed to load tensor '{}' with {} values in {}: shape {} of {} needs {}", p.name(),
@@ -86,7 +87,11 @@ Tensor tensor_from_typed_fields(const TensorProto& p, DataType dt, const Shape& 
   Tensor t(dt, shape);
   const size_t n = static_cast<size_t>(t.numel());
   auto* raw = t.raw_data();
-  switch (dt) {
+  // The MX types sit in int32_data like the other 8- and 4-bit types.
+  DataType storage = dt;
+  if (dt == kDtypeFloat8E8M0) storage = DataType::kUInt8;
+  if (dt == kDtypeFloat4E2M1) storage = DataType::kUInt4;
+  switch (storage) {
     case DataType::kFloat32:
     case DataType::kComplex64:
       copy_field(p.float_data(), static_cast<float*>(raw), [](float v) { return v; });

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/float_types.h"
+#include "core/mx_types.h"
 #include "core/numeric.h"
 #include "stats/differences.h"
 
@@ -159,6 +160,12 @@ ElementReader::ElementReader(const Tensor& t)
 }
 
 void ElementReader::read(int64_t begin, int64_t n, double* out) const {
+  if (dtype_ == kDtypeFloat8E8M0) return widen<float8e8m0>(data_, begin, n, out);
+  if (dtype_ == kDtypeFloat4E2M1) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = float4e2m1_get(static_cast<const uint8_t*>(data_), static_cast<size_t>(begin + i));
+    return;
+  }
   switch (dtype_) {
     case DataType::kFloat32:
       widen<float>(data_, begin, n, out);
@@ -223,6 +230,13 @@ const float* ElementReader::read_f32(int64_t begin, int64_t n, float* scratch) c
     for (int64_t i = 0; i < n; ++i) scratch[i] = p[i].to_float();
     return scratch;
   };
+  if (dtype_ == kDtypeFloat8E8M0) return narrow(float8e8m0{});
+  if (dtype_ == kDtypeFloat4E2M1) {
+    for (int64_t i = 0; i < n; ++i)
+      scratch[i] =
+          float4e2m1_get(static_cast<const uint8_t*>(data_), static_cast<size_t>(begin + i));
+    return scratch;
+  }
   switch (dtype_) {
     case DataType::kFloat32:
       return static_cast<const float*>(data_) + begin;

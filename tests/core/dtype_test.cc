@@ -1,4 +1,5 @@
 #include "core/dtype.h"
+#include "core/mx_types.h"
 
 #include <gtest/gtest.h>
 
@@ -22,13 +23,19 @@ std::vector<DataType> all_types() {
 }
 
 TEST(DType, EveryOnnxElementTypeIsKnown) {
-  // TensorProto.DataType runs from 1 (FLOAT) to 22 (INT4) without gaps.
+  // TensorProto.DataType runs from 1 (FLOAT) to 24 (FLOAT8E8M0) without gaps (UINT2 and INT2,
+  // 25 and 26, are not Parity's).
   auto types = all_types();
-  ASSERT_EQ(types.size(), 22u);
+  ASSERT_EQ(types.size(), 24u);
   EXPECT_EQ(static_cast<int32_t>(types.front()), 1);
-  EXPECT_EQ(static_cast<int32_t>(types.back()), 22);
+  EXPECT_EQ(static_cast<int32_t>(types.back()), 24);
+  EXPECT_EQ(dtype_onnx_name(kDtypeFloat4E2M1), "FLOAT4E2M1");
+  EXPECT_EQ(dtype_onnx_name(kDtypeFloat8E8M0), "FLOAT8E8M0");
+  EXPECT_EQ(dtype_name(kDtypeFloat4E2M1), "float4");              // Polygraphy's name for FP4
+  EXPECT_EQ(dtype_from_name("float4_e2m1fn"), kDtypeFloat4E2M1);  // ml_dtypes' names
+  EXPECT_EQ(dtype_from_name("float8_e8m0fnu"), kDtypeFloat8E8M0);
   EXPECT_FALSE(dtype_is_valid(0));
-  EXPECT_FALSE(dtype_is_valid(23));
+  EXPECT_FALSE(dtype_is_valid(25));
   EXPECT_FALSE(dtype_is_valid(-1));
 }
 
@@ -88,9 +95,9 @@ for name, value in onnx.TensorProto.DataType.items():
 }
 
 TEST(DType, TypesWithoutNumpyEquivalent) {
-  for (DataType t :
-       {DataType::kBFloat16, DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
-        DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ, DataType::kInt4, DataType::kUInt4})
+  for (DataType t : {DataType::kBFloat16, DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
+                     DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ, DataType::kInt4,
+                     DataType::kUInt4, kDtypeFloat4E2M1, kDtypeFloat8E8M0})
     EXPECT_EQ(dtype_numpy_descr(t), std::nullopt) << dtype_name(t);
 }
 
@@ -111,6 +118,10 @@ TEST(DType, StorageBytes) {
   EXPECT_EQ(dtype_storage_bytes(DataType::kBFloat16, 5), 10u);
   EXPECT_EQ(dtype_storage_bytes(DataType::kString, 2), 2 * sizeof(std::string));
   EXPECT_EQ(dtype_bits(DataType::kInt4), 4u);
+  EXPECT_EQ(dtype_storage_bytes(kDtypeFloat4E2M1, 3), 2u);  // packed like int4
+  EXPECT_EQ(dtype_storage_bytes(kDtypeFloat8E8M0, 3), 3u);
+  EXPECT_TRUE(dtype_is_4bit(kDtypeFloat4E2M1));
+  EXPECT_FALSE(dtype_is_4bit(kDtypeFloat8E8M0));
   EXPECT_EQ(dtype_bits(DataType::kString), 0u);
 }
 
@@ -121,7 +132,8 @@ TEST(DType, Categories) {
     bool is_int = n.starts_with("int") || n.starts_with("uint");
     EXPECT_EQ(dtype_is_float(t), is_float) << n;
     EXPECT_EQ(dtype_is_integer(t), is_int) << n;
-    EXPECT_EQ(dtype_is_signed(t), is_float || n.starts_with("int")) << n;
+    // float8e8m0 is a bare exponent, without a sign bit.
+    EXPECT_EQ(dtype_is_signed(t), (is_float && n != "float8e8m0") || n.starts_with("int")) << n;
   }
 }
 

@@ -79,5 +79,23 @@ TEST(JsonValues, GroupingNeedsTheWholeSet) {
   EXPECT_EQ(groups[2].second.sequence.size(), 2u);
 }
 
+// Sequence and map INPUTS: Polygraphy's JSON of a feed holds the list or dict itself (made
+// with Polygraphy 0.49's save_json, tests/io/fixtures/polygraphy_value_inputs.py). Loading gives
+// the derived tensors; saving them gives Polygraphy's file byte for byte.
+TEST(JsonValues, SequenceAndMapInputsAsPolygraphyWritesThem) {
+  const std::string fixture =
+      testing::source_path("tests/io/fixtures/polygraphy_value_inputs.json");
+  std::vector<TensorMap> feeds = load_inputs(fixture);
+  ASSERT_EQ(feeds.size(), 1u);
+  const TensorMap& f = feeds[0];
+  EXPECT_EQ(f.names(), (std::vector<std::string>{"x", "s[0]", "s[1]", "m.keys", "m.values",
+                                                 "z[0].keys", "z[0].values"}));
+  EXPECT_TRUE(f.at("s[1]").equals(Tensor::from_vector<float>({2}, {-1.0f, 0.25f})));
+  EXPECT_TRUE(f.at("m.keys").equals(Tensor::from_vector<int64_t>({3}, {0, 2, 7})));
+  EXPECT_TRUE(f.at("m.values").equals(Tensor::from_vector<float>({3}, {0.5f, -1.25f, 3.0f})));
+  EXPECT_TRUE(f.at("z[0].keys").equals(Tensor::from_vector<std::string>({2}, {"a", "b"})));
+  EXPECT_EQ(inputs_to_json(feeds), read_file(fixture));
+}
+
 }  // namespace
 }  // namespace parity::io

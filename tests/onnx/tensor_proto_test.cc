@@ -2,6 +2,7 @@
 // against the bytes NumPy holds for the same array (written by Debian's python3-onnx).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/error.h"
+#include "core/mx_types.h"
 #include "onnx/model_io.h"
 #include "support/test_util.h"
 
@@ -235,6 +237,33 @@ TEST(TensorProto, BadTypesShapesAndBytesAreErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not a valid TensorProto"), std::string::npos);
   }
+}
+
+// FLOAT4E2M1 (23) packs like int4; FLOAT8E8M0 (24) is one byte per element. Both come from
+// int32_data and raw_data alike.
+TEST(TensorProto, MxTypesFromInt32DataAndRaw) {
+  auto f4 = typed_proto(kDtypeFloat4E2M1, {3}, {0x9F, 0x02});  // codes 0xF, 0x9, 0x2
+  Tensor t = load(f4);
+  ASSERT_EQ(t.dtype(), kDtypeFloat4E2M1);
+  ASSERT_EQ(t.nbytes(), 2u);
+  const auto* packed = static_cast<const uint8_t*>(t.raw_data());
+  EXPECT_EQ(float4e2m1_get(packed, 0), -6.0f);
+  EXPECT_EQ(float4e2m1_get(packed, 1), -0.5f);
+  EXPECT_EQ(float4e2m1_get(packed, 2), 1.0f);
+  f4.clear_int32_data();
+  f4.set_raw_data(bytes_of(t));
+  EXPECT_TRUE(load(f4).equals(t));
+
+  auto e8 = typed_proto(kDtypeFloat8E8M0, {3}, {127, 0, 255});
+  Tensor e = load(e8);
+  ASSERT_EQ(e.dtype(), kDtypeFloat8E8M0);
+  EXPECT_EQ(e.data<float8e8m0>()[0].to_float(), 1.0f);
+  EXPECT_EQ(e.data<float8e8m0>()[1].to_float(), std::ldexp(1.0f, -127));
+  EXPECT_TRUE(std::isnan(e.data<float8e8m0>()[2].to_float()));
+  e8.clear_int32_data();
+  e8.set_raw_data(std::string("\x7f\x00\xff", 3));
+  EXPECT_TRUE(load(e8).equals(e));
+  expect_error(typed_proto(kDtypeFloat4E2M1, {5}, {0x11}), "needs 3");
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "core/mx_types.h"
+
 namespace parity::onnxrt {
 namespace {
 
@@ -29,6 +31,13 @@ const std::vector<DepartureInfo> kDepartures = {
     {"cast-int4-rounding", "Cast",
      "casting a float to int4/uint4 rounds half to even and saturates by the specification; "
      "ONNX Runtime rounds ties away from zero and wraps out-of-range values"},
+    {"cast-float8e8m0-out-of-range", "Cast",
+     "casting to float8e8m0, ONNX's reference implementation takes the magnitude (negative "
+     "values convert as their absolute value), gives zero and values below 2^-127 the "
+     "smallest code and infinities NaN whatever `saturate` says; ONNX Runtime makes negative "
+     "values, zero and tiny values the smallest code with saturate=1 and NaN with saturate=0, "
+     "infinity 2^127 with saturate=1, and values above 2^127 NaN with saturate=0 in every "
+     "round_mode"},
     {"dropout-inference-mask", "Dropout",
      "at opsets 7 to 11 the mask output (inference mode) is all ones by the specification "
      "(every element kept: output = data * mask); ONNX Runtime writes all zeros"},
@@ -101,6 +110,7 @@ void match_node(const ir::Model& model, const ir::Graph& graph, const ir::Node& 
     if (to == DataType::kFloat8E5M2 && attr_int(node, "saturate", 1) == 0)
       add("cast-float8e5m2-no-saturate-overflow");
     if (to == DataType::kInt4 || to == DataType::kUInt4) add("cast-int4-rounding");
+    if (to == kDtypeFloat8E8M0) add("cast-float8e8m0-out-of-range");
   } else if (op == "Pad") {
     if (attr_string(node, "mode", "constant") != "wrap") return;
     // Only pads larger than the axis depart; when pads and the input shape are known and

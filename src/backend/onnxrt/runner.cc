@@ -25,14 +25,24 @@ TensorMap OnnxrtRunner::infer_impl(const TensorMap& feed) {
   const OrtRuntime& runtime = session.runtime();
   const ort::Api& api = runtime.api();
 
-  const size_t input_count = feed.size();
+  // Sequence and map inputs come as their derived tensors (backend/value_tensors.h) and are
+  // built with CreateValue; those ONNX Runtime values point into `values`' tensors.
+  TensorMap tensors;
+  const std::vector<std::pair<std::string, Value>> values =
+      value_inputs(feed, session.input_metadata().names(), tensors);
+  const size_t input_count = values.size() + tensors.size();
   std::vector<const char*> input_names;
   std::vector<OrtValuePtr> inputs;  // keeps the values alive until after the run
   std::vector<const ort::Value*> input_values;
   input_names.reserve(input_count);
   inputs.reserve(input_count);
   input_values.reserve(input_count);
-  for (const auto& [name, tensor] : feed) {
+  for (const auto& [name, value] : values) {
+    input_names.push_back(name.c_str());
+    inputs.push_back(value_to_ort(runtime, value, name));
+    input_values.push_back(inputs.back().get());
+  }
+  for (const auto& [name, tensor] : tensors) {
     input_names.push_back(name.c_str());
     inputs.push_back(to_ort_value(runtime, tensor, name));
     input_values.push_back(inputs.back().get());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/mx_types.h"
 
 namespace parity {
 
@@ -54,9 +55,20 @@ std::vector<std::string> read_strings(const ort::Api& api, const ort::Value* val
   return strings;
 }
 
+// ONNX Runtime's C API numbers element types as ONNX does up to FLOAT4E2M1 (23); after it its
+// enum has UINT2 (24), INT2 (25) and FLOAT8E8M0 (26), where ONNX has FLOAT8E8M0 (24), UINT2
+// (25) and INT2 (26). ONNX Runtime 1.30 reports a tensor's type in its own numbering
+// (GetTensorElementType gives 26 for FLOAT8E8M0) but reads the type given to
+// CreateTensorWithDataAsOrtValue in ONNX's (26 makes an INT2 tensor), so inputs are made with
+// ONNX's number and outputs read with ONNX Runtime's (tests/backend/onnxrt/float4_e8m0_test.cc).
+// Parity has no 2-bit types.
+constexpr int kOrtFloat8E8M0 = 26, kOrtUInt2 = 24, kOrtInt2 = 25;
+
 }  // namespace
 
 std::optional<DataType> dtype_from_ort(int element_type) {
+  if (element_type == kOrtFloat8E8M0) return kDtypeFloat8E8M0;
+  if (element_type == kOrtUInt2 || element_type == kOrtInt2) return std::nullopt;
   if (!dtype_is_valid(element_type) || element_type == 0) return std::nullopt;
   return static_cast<DataType>(element_type);
 }
@@ -119,8 +131,9 @@ Tensor from_ort_value(const OrtRuntime& runtime, OrtValuePtr value, const std::s
   std::optional<DataType> dtype = dtype_from_ort(element_type);
   if (!dtype)
     fail(
-        "failed to read the output '{}' of ONNX Runtime with element type {}: Parity has no "
-        "such type; valid types are ONNX's TensorProto types 1 to 22",
+        "failed to read the output '{}' of ONNX Runtime with element type {} (its C API's "
+        "numbering): Parity has no such type; valid types are ONNX's TensorProto types 1 to "
+        "24 (FLOAT8E8M0, 24, is 26 in ONNX Runtime's numbering)",
         name, element_type);
 
   if (*dtype == DataType::kString) {

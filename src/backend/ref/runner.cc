@@ -58,7 +58,13 @@ TensorMap PluginRefRunner::infer_impl(const TensorMap& feed) {
   auto start = std::chrono::steady_clock::now();
   std::vector<ref::NamedValue> inputs;
   inputs.reserve(feed.size());
-  for (const auto& [name, tensor] : feed) inputs.push_back({name, Value(tensor)});
+  // Sequence and map inputs come as their derived tensors (backend/value_tensors.h).
+  std::vector<std::string> names;
+  for (const auto& in : model_->graph.inputs) names.push_back(in.name);
+  TensorMap tensors;
+  for (auto& [name, value] : value_inputs(feed, names, tensors))
+    inputs.push_back({name, std::move(value)});
+  for (const auto& [name, tensor] : tensors) inputs.push_back({name, Value(tensor)});
   std::vector<ref::NamedValue> values = executor_->run(inputs);
   set_inference_time(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

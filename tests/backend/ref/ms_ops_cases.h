@@ -18,9 +18,9 @@ struct MsOpCase {
   std::string model;  // ONNX text
   std::string numpy;  // saves every input and output named below
   std::vector<std::string> inputs, outputs;
-  // Empty when ONNX Runtime's CPU provider runs the op; otherwise the start of the error ONNX
-  // Runtime gives (the differential test checks that it still gives it, and compares that case
-  // with NumPy only).
+  // Empty when ONNX Runtime's CPU provider runs the case; otherwise part of the error ONNX
+  // Runtime gives when the session is made or run (the differential test checks that it still
+  // gives it, and compares that case with NumPy only).
   std::string ort_cpu_error = "";
   // The tolerance against ONNX Runtime when the defaults (float32) do not fit: float16 outputs.
   double ort_rtol = 0, ort_atol = 0;
@@ -592,6 +592,38 @@ save('y', f32(merge(attend(heads(D(q), 2), D(k), D(v), 0.5, bias))))
 )",
                {"q", "k", "v"},
                {"y"}});
+  // Packed QKV: query [B, S, N, 3, H] holds Q, K, V per head; packed KV: key [B, L, N, 2, H].
+  c.push_back({"MultiHeadAttentionPackedQkvWithBias",
+               header + R"(
+    g (float[2,3,2,3,4] qkv, float[24] b) => (float[2,3,8] y) {
+      y = com.microsoft.MultiHeadAttention<num_heads = 2>(qkv, , , b)
+    })",
+               R"(
+qkv = f32(rng.randn(2, 3, 2, 3, 4)); b = f32(rng.randn(24) * 0.1)
+for n, a in [('qkv', qkv), ('b', b)]: save(n, a)
+q, k, v = [D(qkv[:, :, :, i, :]).reshape(2, 3, 8) for i in range(3)]
+Q, K, V = heads(q + D(b[:8]), 2), heads(k + D(b[8:16]), 2), heads(v + D(b[16:]), 2)
+save('y', f32(merge(attend(Q, K, V, 1 / np.sqrt(4), 0.0))))
+)",
+               {"qkv", "b"},
+               {"y"}});
+  c.back().ort_cpu_error = "Packed QKV of shape (B, L, N, 3, H) not implemented for CPU";
+  c.push_back({"MultiHeadAttentionPackedKvUnidirectional",
+               header + R"(
+    g (float[2,4,8] q, float[2,4,2,2,4] kv) => (float[2,4,8] y) {
+      y = com.microsoft.MultiHeadAttention<num_heads = 2, unidirectional = 1>(q, kv)
+    })",
+               R"(
+q = f32(rng.randn(2, 4, 8)); kv = f32(rng.randn(2, 4, 2, 2, 4))
+for n, a in [('q', q), ('kv', kv)]: save(n, a)
+k, v = [D(kv[:, :, :, i, :]).reshape(2, 4, 8) for i in range(2)]
+s, t = np.arange(4)[:, None], np.arange(4)[None, :]
+bias = np.where(t > s, eps32(-10000.0), 0.0)
+save('y', f32(merge(attend(heads(D(q), 2), heads(k, 2), heads(v, 2), 0.5, bias))))
+)",
+               {"q", "kv"},
+               {"y"}});
+  c.back().ort_cpu_error = "Packed KV not implemented for CPU";
   c.push_back({"AttentionWithoutBias",
                header + R"(
     g (float[1,3,8] x, float[8,24] w) => (float[1,3,8] y) {

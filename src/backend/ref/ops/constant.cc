@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backend/ref/ops/movement_util.h"
+#include "core/mx_types.h"
 
 namespace parity::ref {
 namespace {
@@ -87,6 +88,8 @@ PARITY_REF_OP("", "Constant", 1, kOpsetMax, Constant);
 
 // The first opset of ConstantOfShape at which an element type may be the fill value.
 int64_t constant_of_shape_since(DataType t) {
+  if (t == kDtypeFloat4E2M1) return 23;
+  if (t == kDtypeFloat8E8M0) return 24;
   switch (t) {
     case DataType::kBFloat16:
     case DataType::kFloat8E4M3FN:
@@ -116,7 +119,7 @@ class ConstantOfShape : public Kernel {
                shape_str(value_.shape()));
     if (ctx.opset() < constant_of_shape_since(value_.dtype())) {
       std::vector<std::string_view> names;
-      for (int32_t t = 1; t <= static_cast<int32_t>(DataType::kInt4); ++t)
+      for (int32_t t = 1; t <= static_cast<int32_t>(kDtypeFloat8E8M0); ++t)
         if (ctx.opset() >= constant_of_shape_since(static_cast<DataType>(t)))
           names.push_back(dtype_name(static_cast<DataType>(t)));
       ctx.fail(

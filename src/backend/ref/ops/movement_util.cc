@@ -1,4 +1,5 @@
 #include "backend/ref/ops/movement_util.h"
+#include "core/mx_types.h"
 
 namespace parity::ref {
 
@@ -30,7 +31,7 @@ Tensor strided_copy(const Tensor& x, int64_t base, const Shape& out, const Shape
   });
 }
 
-bool is_4bit(DataType t) { return t == DataType::kInt4 || t == DataType::kUInt4; }
+bool is_4bit(DataType t) { return dtype_is_4bit(t); }
 
 Tensor unpack_4bit(const Tensor& t) {
   const bool is_signed = t.dtype() == DataType::kInt4;
@@ -51,7 +52,7 @@ Tensor pack_4bit(const Tensor& t, DataType packed_type) {
   for (size_t i = 0; i < n; ++i) {
     if (packed_type == DataType::kInt4)
       int4_set(dst, i, static_cast<int8_t>(src[i]));
-    else
+    else  // uint4, and float4e2m1's 4-bit codes
       uint4_set(dst, i, src[i]);
   }
   return p;

@@ -228,9 +228,31 @@ PARITY_REF_OP("com.microsoft", "Attention", 1, kOpsetMax, MsAttention);
 // already split [B, N, L, H] (no bias, no past); past_key / past_value [B, N, P, H] put before
 // the new keys and values. Attributes num_heads (required), scale, unidirectional,
 // mask_filter_value. Outputs output [B, S, Dv], optional present_key / present_value
-// [B, N, P + L, H]. Packed QKV (no key), past_sequence_length, cache_indirection and the qk
-// output are refused.
+// [B, N, P + L, H]. Packed QKV (query [B, S, N, 3, H], no key or value) and packed KV (key
+// [B, L, N, 2, H], no value) are unpacked first; past_sequence_length, cache_indirection and the
+// qk output are refused.
 class MultiHeadAttention : public Kernel {
+  // The `count` tensors [B, S, N*H] packed in `t` [B, S, N, count, H] (heads_ must be N).
+  std::vector<Tensor> unpack_heads(const Tensor& t, int64_t count, const char* what,
+                                   RunContext& ctx) const {
+    const Shape& s = t.shape();
+    if (s[2] != heads_ || s[3] != count)
+      ctx.fail("{} has shape {}; packed it must be [B, S, {}, {}, H]", what, shape_str(s), heads_,
+               count);
+    const std::vector<double> x = values_as_doubles(t);
+    const int64_t rows = s[0] * s[1], h = s[4];
+    std::vector<std::vector<double>> parts(count, std::vector<double>(rows * heads_ * h));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t n = 0; n < heads_; ++n)
+        for (int64_t c = 0; c < count; ++c)
+          for (int64_t i = 0; i < h; ++i)
+            parts[c][(r * heads_ + n) * h + i] = x[((r * heads_ + n) * count + c) * h + i];
+    std::vector<Tensor> out;
+    for (const auto& p : parts)
+      out.push_back(tensor_from_doubles(t.dtype(), {s[0], s[1], heads_ * h}, p));
+    return out;
+  }
+
  public:
   explicit MultiHeadAttention(const OpContext& ctx)
       : heads_(ctx.attr_int("num_heads")),
@@ -243,9 +265,29 @@ class MultiHeadAttention : public Kernel {
   }
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
-    const Tensor& query = input_tensor(in, 0, "query");
     const Tensor* key = optional_input(in, 1, "key");
     const Tensor* value = optional_input(in, 2, "value");
+    // Packed forms (ONNX Runtime's operator documentation): query [B, S, N, 3, H] holding Q,
+    // K and V with key and value absent; or key [B, L, N, 2, H] holding K and V with value
+    // absent. Each is unpacked into the [B, S, D] tensors of the separate form (moves only).
+    Tensor unpacked_q, unpacked_k, unpacked_v;
+    const Tensor* query_ptr = &input_tensor(in, 0, "query");
+    if (!key && !value && query_ptr->rank() == 5) {
+      std::vector<Tensor> parts = unpack_heads(*query_ptr, 3, "query", ctx);
+      unpacked_q = parts[0];
+      unpacked_k = parts[1];
+      unpacked_v = parts[2];
+      query_ptr = &unpacked_q;
+      key = &unpacked_k;
+      value = &unpacked_v;
+    } else if (key && !value && key->rank() == 5) {
+      std::vector<Tensor> parts = unpack_heads(*key, 2, "key", ctx);
+      unpacked_k = parts[0];
+      unpacked_v = parts[1];
+      key = &unpacked_k;
+      value = &unpacked_v;
+    }
+    const Tensor& query = *query_ptr;
     const Tensor* bias = optional_input(in, 3, "bias");
     const Tensor* mask = optional_input(in, 4, "key_padding_mask");
     const Tensor* abias = optional_input(in, 5, "attention_bias");
@@ -253,8 +295,8 @@ class MultiHeadAttention : public Kernel {
     const Tensor* past_value = optional_input(in, 7, "past_value");
     if (!key || !value)
       ctx.fail(
-          "key or value is absent (packed QKV); Parity supports separate query, key and "
-          "value");
+          "key or value is absent; give both, or pack Q, K, V into query [B, S, N, 3, H] or "
+          "K, V into key [B, L, N, 2, H]");
     for (int i : {8, 9})
       if (optional_input(in, i, "past_sequence_length / cache_indirection"))
         ctx.fail("input {} ({}) is given; Parity does not support it", i,

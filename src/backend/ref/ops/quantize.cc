@@ -4,18 +4,19 @@
 // QuantizeLinear: y = saturate(round(x / scale) + zero_point), rounding half to even. The
 // quotient is first rounded to x's type, as the spec's reference and ONNX Runtime compute it
 // (x / scale in float32 for float32 x), so that a quotient landing on .5 in float32 rounds the
-// same way. For float8 outputs y = cast(x / scale + zero_point) with `saturate`.
+// same way. For float8 outputs y = cast(x / scale + zero_point) with `saturate`; float4e2m1
+// outputs (opset 23) likewise, always saturating.
 // DequantizeLinear: y = (x - zero_point) * scale, in double, rounded once to scale's type.
 #include <cmath>
 
-#include "backend/ref/ops/elementwise_util.h"
+#include "backend/ref/ops/mx_util.h"
 
 namespace parity::ref {
 namespace {
 
 // QuantizeLinear's outputs; DequantizeLinear also reads int32.
 using QuantizedTypes =
-    Concat<TypeList<uint8_t, int8_t, uint16_t, int16_t, Int4, UInt4>, Float8Types>;
+    Concat<TypeList<uint8_t, int8_t, uint16_t, int16_t, Int4, UInt4, Float4E2M1>, Float8Types>;
 using DequantizeInputTypes = Concat<QuantizedTypes, TypeList<int32_t>>;
 
 // How scale and zero point map onto x: one value, one per index of `axis`, or one per block
@@ -84,6 +85,8 @@ void store_quantized(void* dst, int64_t k, double quotient, double zero_point, b
   const size_t i = static_cast<size_t>(k);
   if constexpr (is_float8_v<Q>) {
     static_cast<Q*>(dst)[i] = Q::from_double(quotient + zero_point, saturate);
+  } else if constexpr (std::is_same_v<Q, Float4E2M1>) {
+    float4e2m1_set(static_cast<uint8_t*>(dst), i, quotient + zero_point);  // always saturates
   } else {
     double lo = -8, hi = 7;  // Int4
     if constexpr (std::is_same_v<Q, UInt4>) {
@@ -128,7 +131,7 @@ class QuantizeLinear : public Kernel {
                dtype_name(*output_dtype_), dtype_name(zp->dtype()));
     ParamLayout layout = param_layout(x, scale, zp, axis_, block_size_, opset_, ctx);
     Tensor y = uninitialized_tensor(out_type, x.shape());
-    if (out_type == DataType::kInt4 || out_type == DataType::kUInt4)
+    if (dtype_is_4bit(out_type))
       std::fill_n(static_cast<uint8_t*>(y.raw_data()), y.nbytes(), uint8_t{0});
     const bool saturate = saturate_;
     dispatch<Concat<FloatTypes, TypeList<int32_t>>>(
@@ -147,7 +150,8 @@ class QuantizeLinear : public Kernel {
                       for_each_element(layout, [&](int64_t k, int64_t p) {
                         double q = to_double(px[k]) / to_double(ps[p]);
                         if constexpr (is_float_like_v<X>) q = to_double(narrow<X>(q));
-                        const double z = pz ? load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
+                        const double z =
+                            pz ? mx_load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
                         store_quantized<Q>(py, k, q, z, saturate);
                       });
                     },
@@ -193,8 +197,8 @@ class DequantizeLinear : public Kernel {
                 const void* pz = zp ? zp->raw_data() : nullptr;
                 S* py = y.data<S>();
                 for_each_element(layout, [&](int64_t k, int64_t p) {
-                  const double z = pz ? load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
-                  py[k] = narrow<S>((load_as_double<Q>(px, static_cast<size_t>(k)) - z) *
+                  const double z = pz ? mx_load_as_double<Q>(pz, static_cast<size_t>(p)) : 0.0;
+                  py[k] = narrow<S>((mx_load_as_double<Q>(px, static_cast<size_t>(k)) - z) *
                                     to_double(ps[p]));
                 });
               },

@@ -3,6 +3,7 @@
 // tensors by value; the tensors share their buffers, so building a new sequence copies no
 // elements (values are never written once made).
 #include "backend/ref/ops/sequence_util.h"
+#include "core/mx_types.h"
 
 namespace parity::ref {
 namespace {
@@ -31,7 +32,7 @@ class SequenceEmpty : public Kernel {
     const int64_t dtype = ctx.attr_int("dtype", static_cast<int64_t>(DataType::kFloat32));
     if (!dtype_is_valid(static_cast<int32_t>(dtype)) || dtype == 0)
       ctx.fail("attribute 'dtype' is {}, which is not an ONNX element type; valid: 1 to {}", dtype,
-               static_cast<int>(DataType::kInt4));
+               static_cast<int>(kDtypeFloat8E8M0));
     dtype_ = static_cast<DataType>(dtype);
   }
   Outputs run(const Inputs&, RunContext&) override { return {Value::make_sequence({}, dtype_)}; }

@@ -267,6 +267,13 @@ class Concat : public Kernel {
             shape_str(first.shape()), axis);
       out_shape[axis] = checked_add(out_shape[axis], t.shape()[axis], "the output's concat axis");
     }
+    if (is_4bit(first.dtype())) {  // int4, uint4, float4e2m1: concatenated unpacked
+      std::vector<Tensor> unpacked;
+      std::vector<const Tensor*> unpacked_parts;
+      for (const Tensor* t : parts) unpacked.push_back(unpack_4bit(*t));
+      for (const Tensor& t : unpacked) unpacked_parts.push_back(&t);
+      return {pack_4bit(concat<uint8_t>(unpacked_parts, out_shape, axis), first.dtype())};
+    }
     return {dispatch_storage(
         first.dtype(), [&]<typename S>() { return concat<S>(parts, out_shape, axis); }, "input 0")};
   }
