@@ -119,6 +119,10 @@ double max_or_nan(const float* x, int64_t n) { return guard_kernels().max(x, n);
 
 double unordered_sum(const double* v, int64_t n) { return guard_kernels().sum(v, n); }
 
+double unordered_sum(const float* x, int64_t n, double* partials) {
+  return guard_kernels().sum_f32(x, n, partials);
+}
+
 void apply_pow(const double* a, const double* b, double* y, int64_t n) {
   switch (active_isa()) {
     case Isa::kAvx512:

@@ -113,6 +113,10 @@ double max_or_nan(const float* x, int64_t n);
 // The sum of v[0..n) in another order than the sequential one (8 interleaved partial sums):
 // within n roundings of it, for callers that bound the difference.
 double unordered_sum(const double* v, int64_t n);
+// The sum in double of float x[0..n) in 8 interleaved lanes, and in *partials the sum of the
+// magnitudes of every running sum it formed (each step's 8 lanes, then the lanes' combination):
+// u * *partials bounds its rounding error, u = 2^-53.
+double unordered_sum(const float* x, int64_t n, double* partials);
 
 // Elements per block: the doubles of one block stay in L1.
 inline constexpr int64_t kBlock = 256;

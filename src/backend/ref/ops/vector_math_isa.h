@@ -31,6 +31,8 @@ struct GuardKernels {
                  float* y, int64_t n);
   double (*max)(const float* x, int64_t n);   // NaN when any x is NaN
   double (*sum)(const double* v, int64_t n);  // in 8 interleaved partial sums
+  // The same for float x, with *partials = the sum of the lanes' |running sums| over the steps.
+  double (*sum_f32)(const float* x, int64_t n, double* partials);
 };
 extern const GuardKernels kernels_avx512, kernels_avx2, kernels_sse2;
 

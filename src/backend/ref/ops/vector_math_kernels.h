@@ -105,6 +105,35 @@ PARITY_KERNEL double sum_f64_kernel(const double* v, int64_t n) {
   return s;
 }
 
+// Sums x[0..n) in 8 interleaved lanes (lane j adds x[j], x[j + 8], ... in order, in double;
+// the lanes then add up in order), for a guarded sum (reduce.cc). Returns the sum, and in
+// *partials the sum over every step of the lanes' |running sums| (the bound's ingredient).
+PARITY_KERNEL double sum_f32_kernel(const float* x, int64_t n, double* partials) {
+  D8 acc = {}, mag = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    F8 f;
+    __builtin_memcpy(&f, x + i, sizeof f);
+    acc += __builtin_convertvector(f, D8);
+    mag += abs(acc);
+  }
+  if (i < n) {  // the tail as one more step, zero-padded (zeros change no sum)
+    float pad[8] = {};
+    for (int k = 0; i + k < n; ++k) pad[k] = x[i + k];
+    F8 f;
+    __builtin_memcpy(&f, pad, sizeof f);
+    acc += __builtin_convertvector(f, D8);
+    mag += abs(acc);
+  }
+  double s = 0, m = 0;
+  for (int k = 0; k < 8; ++k) {
+    s += acc[k];
+    m += mag[k] + (s < 0 ? -s : s);  // the lane combination's partial sums too
+  }
+  *partials = m;
+  return s;
+}
+
 // The lanes of 8 results r (inputs v) whose float rounding is provably glibc's, as rounds_alike
 // decides with tol = c + a |r| + b |v| (a mask: -1 where so), and y = float(r) in every lane.
 PARITY_KERNEL I8 narrow_lanes(D8 r, D8 v, double c, double a, double b, bool nonneg, float* y) {
@@ -144,14 +173,15 @@ PARITY_KERNEL bool narrow_f32_kernel(const double* r, const double* v, double c,
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) ok &= narrow_lanes(load(r + i), load(v + i), c, a, b, nonneg, y + i);
   if (i < n) {
-    // The tail through a padded copy; the padding (1.0, provably fine) is discarded.
+    // The tail through a padded copy; the padding lanes' verdicts and values are discarded.
     double rp[8], vp[8];
     float yp[8];
     for (int k = 0; k < 8; ++k) {
       rp[k] = i + k < n ? r[i + k] : 1.0;
       vp[k] = i + k < n ? v[i + k] : 1.0;
     }
-    ok &= narrow_lanes(load(rp), load(vp), c, a, b, nonneg, yp);
+    const I8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    ok &= narrow_lanes(load(rp), load(vp), c, a, b, nonneg, yp) | (lane >= n - i);
     for (int k = 0; i + k < n; ++k) y[i + k] = yp[k];
   }
   for (int k = 0; k < 8; ++k)
@@ -169,6 +199,7 @@ inline constexpr GuardKernels kGuardKernels = {
        int64_t n) { return narrow_f32_kernel(r, v, c, a, b, nonneg, y, n); },
     [](const float* x, int64_t n) { return max_f32_kernel(x, n); },
     [](const double* v, int64_t n) { return sum_f64_kernel(v, n); },
+    [](const float* x, int64_t n, double* partials) { return sum_f32_kernel(x, n, partials); },
 };
 
 }  // namespace parity::ref::vmath::isa::PARITY_ISA_NS
