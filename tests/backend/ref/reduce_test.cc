@@ -371,6 +371,54 @@ save('flat1', flat)
   set_num_threads(0);
 }
 
+// Reductions over leading axes (the kept dims contiguous) accumulate row by row in blocks of
+// outputs (reduce.cc, column_reduce); each output must combine its inputs in the same order as
+// before, so every kind gives the bits of the same reduction over the transposed input's last
+// axis, and ReduceSum the bits of Python's sequential double sum. NaNs, infinities and
+// integers included; 1 and 2 threads.
+TEST(ReduceKernels, LeadingAxisReductionsKeepEachOutputsOrder) {
+  auto np = numpy_arrays(R"(
+x = (rng.randn(37, 300) * 50).astype(np.float32)
+x[3, 7] = np.nan; x[5, 8] = np.inf; x[6, 8] = -np.inf; x[:, 9] = 2.0**-24; x[0, 9] = 1
+s = np.zeros(300)
+for k in range(37):
+    s = s + x[k].astype(np.float64)
+save('x', x); save('xd', x.astype(np.float64) * 3.5); save('xi', (x[:, 10:] * 7).astype(np.int32))
+save('s', s.astype(np.float32))
+)");
+  const std::pair<const char*, const char*> inputs[] = {
+      {"x", "float"}, {"xd", "double"}, {"xi", "int32"}};
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& [name, type] : inputs) {
+      const Tensor& x = np.at(name);
+      const int64_t rows = x.shape()[0], cols = x.shape()[1];
+      for (const std::string& op : kOps) {
+        if (std::string(type) == "int32" &&
+            (op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp"))
+          continue;  // float-only kinds
+        TensorMap feed;
+        feed.set("x", x);
+        TensorMap out = run_text_model(fmt::format(R"(
+          <ir_version: 8, opset_import: ["" : 11]>
+          g ({0}[{1},{2}] x) => ({0}[{2}] a, {0}[{2}] b) {{
+            t = Transpose(x)
+            a = {3}<axes = [0], keepdims = 0>(x)
+            b = {3}<axes = [1], keepdims = 0>(t)
+          }}
+        )",
+                                                   type, rows, cols, op),
+                                       feed);
+        EXPECT_TRUE(tensors_identical(out.at("a"), out.at("b")))
+            << op << " of " << type << ", " << threads << " threads";
+        if (op == "ReduceSum" && std::string(name) == "x")
+          EXPECT_TRUE(tensors_identical(out.at("a"), np.at("s")));
+      }
+    }
+  }
+  set_num_threads(0);
+}
+
 TEST(ReduceKernels, RefuseBadAxesAndTypesNamingTheNode) {
   auto np = numpy_arrays("save('x', np.ones((2, 3), np.float32))\n");
   std::string e = error_of([&] {

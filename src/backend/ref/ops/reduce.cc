@@ -93,6 +93,50 @@ bool rows_contiguous(const Shape& shape, const std::vector<int64_t>& axes) {
   return true;
 }
 
+// True when every kept dim longer than 1 comes after every reduced one: output o then reduces
+// x[o], x[o + m], x[o + 2 m], ... (m outputs), in that order, which is reduce's order.
+bool columns_contiguous(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<bool> reduced(shape.size(), axes.empty());
+  for (int64_t a : axes) reduced[a] = true;
+  bool seen_kept = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!reduced[d])
+      seen_kept = true;
+    else if (seen_kept)
+      return false;
+  }
+  return true;
+}
+
+// Outputs per block of column_reduce: their accumulators stay in L1 while the rows stream by.
+constexpr int64_t kColumnBlock = 256;
+
+// reduce() for columns_contiguous layouts: each block of consecutive outputs accumulates
+// row by row, reading the input in its own order instead of one strided column per output.
+// Every output still combines its inputs in the same sequence, so the bits are reduce()'s.
+template <typename T, typename Acc, typename Combine, typename Finish>
+Tensor column_reduce(const Tensor& x, const Reduction& r, Acc init, Combine combine,
+                     Finish finish) {
+  Tensor y = uninitialized_tensor(x.dtype(), r.out_shape());
+  const T* src = x.data<T>();
+  T* dst = y.data<T>();
+  const int64_t m = r.num_outputs(), count = r.count();
+  parallel_for(m, std::max(kColumnBlock, grain_for(count)), [&](int64_t b, int64_t e) {
+    Acc acc[kColumnBlock];
+    for (int64_t o0 = b; o0 < e; o0 += kColumnBlock) {
+      const int64_t len = std::min(kColumnBlock, e - o0);
+      std::fill(acc, acc + len, init);
+      for (int64_t k = 0; k < count; ++k) {
+        const T* row = src + k * m + o0;
+        for (int64_t i = 0; i < len; ++i) acc[i] = combine(acc[i], widen(row[i]));
+      }
+      for (int64_t i = 0; i < len; ++i) dst[o0 + i] = narrow<T>(finish(acc[i], count));
+    }
+  });
+  return y;
+}
+
 enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
 
 using ReduceTypes = Concat<FloatTypes, TypeList<int32_t, int64_t, uint32_t, uint64_t>>;
@@ -243,6 +287,10 @@ class Reduce : public Kernel {
           return guarded_sums(x, r);
       }
       using Op = ReduceOp<K, T>;
+      if (r.num_outputs() > 1 && columns_contiguous(x.shape(), axes))
+        return column_reduce<T>(
+            x, r, Op::init(), [](auto acc, auto v) { return Op::combine(acc, v); },
+            [](typename Op::Acc acc, int64_t n) { return Op::finish(acc, n); });
       return reduce<T, T>(x, r, Op::init(), &Op::combine,
                           [](typename Op::Acc acc, int64_t n) { return Op::finish(acc, n); });
     }
