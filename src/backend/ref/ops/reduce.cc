@@ -43,7 +43,16 @@ constexpr int64_t kSumChunk = int64_t{1} << 15;
 // finite.
 bool guarded_sum(const float* x, int64_t n, double divisor, bool split, float& out) {
   const int64_t chunks = (n + kSumChunk - 1) / kSumChunk;
-  std::vector<double> sums(chunks), partials(chunks);
+  // Short rows (the common case: one chunk) keep their chunk results on the stack.
+  constexpr int64_t kOnStack = 8;
+  double stack_sums[kOnStack], stack_partials[kOnStack];
+  std::vector<double> heap_sums, heap_partials;
+  double* sums = stack_sums;
+  double* partials = stack_partials;
+  if (chunks > kOnStack) {
+    heap_sums.resize(chunks), heap_partials.resize(chunks);
+    sums = heap_sums.data(), partials = heap_partials.data();
+  }
   auto run = [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t start = c * kSumChunk;
