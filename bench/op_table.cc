@@ -34,6 +34,8 @@ struct Op {
   bool positive = false;  // input 0 in (0.05, 4) instead of (-4, 4)
   std::vector<std::pair<std::string, std::string>> string_attrs = {};
   std::vector<std::pair<std::string, int64_t>> int_attrs = {};
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ints_attrs = {};
+  const char* label = nullptr;  // the row's name when not the op's
 };
 
 const std::vector<Op>& ops() {
@@ -54,6 +56,24 @@ const std::vector<Op>& ops() {
       {"LogSoftmax", nullptr, 13},
       {"Pow", nullptr, 15, 2, true},
       {"ReduceMean", nullptr, 18, 1, false, {}, {{"keepdims", 1}}},
+      {"ReduceMean",
+       nullptr,
+       13,
+       1,
+       false,
+       {},
+       {{"keepdims", 1}},
+       {{"axes", {1}}},
+       "ReduceMean axis 1"},
+      {"ReduceSum",
+       nullptr,
+       11,
+       1,
+       false,
+       {},
+       {{"keepdims", 1}},
+       {{"axes", {0}}},
+       "ReduceSum axis 0"},
       {"Transpose", nullptr, 13},
   };
   return kOps;
@@ -141,10 +161,10 @@ int main(int argc, char** argv) {
   std::vector<char> src(4 << 20, 1), dst(4 << 20);
   try {
     for (const Op& op : ops()) {
-      if (!only.empty() && only.find("," + std::string(op.name) + ",") == std::string::npos)
-        continue;
+      const std::string label = op.label ? op.label : op.name;
+      if (!only.empty() && only.find("," + label + ",") == std::string::npos) continue;
       auto model = onnx_io::load_model_from_bytes(bench::single_op_model_bytes(
-          op.name, kShape, op.opset, op.inputs, op.string_attrs, op.int_attrs));
+          op.name, kShape, op.opset, op.inputs, op.string_attrs, op.int_attrs, op.ints_attrs));
       TensorMap feed;
       for (int k = 0; k < op.inputs; ++k) {
         // Pow's exponent in (-4, 4) would overflow nothing: its base is in (0.05, 4).
@@ -178,7 +198,8 @@ int main(int argc, char** argv) {
             const Times g = median_ms(iterations, [&] {
               const float* in = x0.data<float>();
               float* out = old_y.data<float>();
-              for (int64_t i = 0; i < x0.numel(); ++i)
+              const int64_t numel = x0.numel();
+              for (int64_t i = 0; i < numel; ++i)
                 out[i] = static_cast<float>(op.glibc(static_cast<double>(in[i])));
               asm volatile("" : : "r"(out) : "memory");
             });
@@ -187,9 +208,10 @@ int main(int argc, char** argv) {
         }
         const std::string speedup =
             old_ref.empty() ? "" : std::to_string(median(old_ref)).substr(0, 4);
-        std::printf("| %s | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %.1f | %s |\n", op.name,
-                    threads, median(ref_ms), median(ort_ms), median(copy_ms), median(ref_ort),
-                    median(ref_ort_cpu), median(ref_copy), median(ort_copy), speedup.c_str());
+        std::printf("| %s | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %.1f | %s |\n",
+                    label.c_str(), threads, median(ref_ms), median(ort_ms), median(copy_ms),
+                    median(ref_ort), median(ref_ort_cpu), median(ref_copy), median(ort_copy),
+                    speedup.c_str());
         std::fflush(stdout);
       }
     }

@@ -40,7 +40,8 @@ std::string instance_norm_model_bytes(const Shape& shape) {
 std::string single_op_model_bytes(
     const std::string& op, const Shape& shape, int opset, int inputs,
     const std::vector<std::pair<std::string, std::string>>& string_attrs,
-    const std::vector<std::pair<std::string, int64_t>>& int_attrs) {
+    const std::vector<std::pair<std::string, int64_t>>& int_attrs,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& ints_attrs) {
   onnx::ModelProto m;
   m.set_ir_version(9);
   m.add_opset_import()->set_version(opset);
@@ -65,6 +66,12 @@ std::string single_op_model_bytes(
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(value);
+  }
+  for (const auto& [name, values] : ints_attrs) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
   }
   // The output's shape is left to the backend (reductions change it).
   onnx::ValueInfoProto* y = g->add_output();

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "backend/ref/ops/movement_util.h"
+#include "core/thread_pool.h"
 #include "onnx/model_io.h"
 #include "ref_test_util.h"
 
@@ -144,6 +145,50 @@ std::shared_ptr<ir::Model> model_with_io_type(const std::string& text, DataType 
   std::string bytes;
   proto.SerializeToString(&bytes);
   return onnx_io::load_model_from_bytes(bytes);
+}
+
+// Transposes large enough for the tiled copy (movement_util.cc: 32 x 32 tiles between the
+// source's contiguous dim and the output's innermost), with ragged edges, the contiguous dim
+// in the middle of the output, and 1-, 2-, 4- and 8-byte elements, on 1 and 2 threads.
+TEST(MovementKernels, TiledTransposesMatchNumPy) {
+  auto np = numpy_arrays(R"(
+x = rng.randn(3, 45, 70).astype(np.float32)
+save('x', x); save('h', x.astype(np.float16)); save('b', (x * 40).astype(np.int8))
+save('d', x.astype(np.float64))
+for name in ['x', 'h', 'b', 'd']:
+    v = {'x': x, 'h': x.astype(np.float16), 'b': (x * 40).astype(np.int8),
+         'd': x.astype(np.float64)}[name]
+    save(name + '210', np.ascontiguousarray(v.transpose(2, 1, 0)))
+    save(name + '021', np.ascontiguousarray(v.transpose(0, 2, 1)))
+    save(name + '120', np.ascontiguousarray(v.transpose(1, 2, 0)))
+    save(name + '201', np.ascontiguousarray(v.transpose(2, 0, 1)))
+)");
+  const std::pair<const char*, const char*> types[] = {
+      {"x", "float"}, {"h", "float16"}, {"b", "int8"}, {"d", "double"}};
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& [name, type] : types) {
+      TensorMap feed;
+      feed.set("x", np.at(name));
+      TensorMap out = run_text_model(fmt::format(R"(
+        <ir_version: 8, opset_import: ["" : 13]>
+        g ({0}[3,45,70] x) => ({0}[70,45,3] a, {0}[3,70,45] b, {0}[45,70,3] c, {0}[70,3,45] d) {{
+          a = Transpose<perm = [2, 1, 0]>(x)
+          b = Transpose<perm = [0, 2, 1]>(x)
+          c = Transpose<perm = [1, 2, 0]>(x)
+          d = Transpose<perm = [2, 0, 1]>(x)
+        }}
+      )",
+                                                 type),
+                                     feed);
+      const std::string n = name;
+      EXPECT_TRUE(tensors_identical(out.at("a"), np.at(n + "210"))) << n << " " << threads;
+      EXPECT_TRUE(tensors_identical(out.at("b"), np.at(n + "021"))) << n << " " << threads;
+      EXPECT_TRUE(tensors_identical(out.at("c"), np.at(n + "120"))) << n << " " << threads;
+      EXPECT_TRUE(tensors_identical(out.at("d"), np.at(n + "201"))) << n << " " << threads;
+    }
+  }
+  set_num_threads(0);
 }
 
 TEST(MovementKernels, TransposeAndPadMoveInt4AndUInt4) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backend/ref/ops/vector_math.h"
 #include "core/thread_pool.h"
 #include "ref_test_util.h"
 
@@ -285,6 +286,137 @@ save('x', rng.randn(64, 300, 40).astype(np.float32))
     set_num_threads(0);
     EXPECT_TRUE(tensors_identical(four, one)) << axes;
   }
+}
+
+// ReduceSum and ReduceMean of float rows take a guarded fast sum (reduce.cc, guarded_sum); the
+// bits must stay those of the sequential double sum, rounded once, computed here by Python's
+// float loop (NumPy's pairwise sum is another order). Rows: random ones longer than a chunk,
+// a full reduction split over chunks, a sum at a float midpoint where the exact sum lies
+// above it but the sequential one does not, cancellation, NaN, infinities, denormals, negative
+// zeros, float overflow, and the shortest row the fast path takes (64) and one below it.
+TEST(ReduceKernels, FloatSumsAndMeansKeepTheSequentialDoubleSumBits) {
+  auto np = numpy_arrays(R"(
+def seq(rows, mean):
+    out = []
+    for row in rows.reshape(-1, rows.shape[-1]):
+        s = 0.0
+        for v in row.astype(np.float64).tolist():
+            s += v
+        out.append(s / len(row) if mean else s)
+    with np.errstate(over='ignore'):
+        return np.array(out, dtype=np.float64).astype(np.float32).reshape(rows.shape[:-1])
+big = (rng.randn(5, 70000) * 100 + 3).astype(np.float32)
+flat = (rng.rand(300000) * 8 - 4).astype(np.float32)
+e = np.zeros((10, 1030), dtype=np.float32)
+e[0, 0] = 1; e[0, 1] = 2.0**-24; e[0, 2:] = 2.0**-60
+e[1, :3] = [1e30, 1, -1e30]; e[1, 3:] = rng.randn(1027)
+e[2] = rng.randn(1030); e[2, 500] = np.nan
+e[3] = rng.randn(1030); e[3, 7] = np.inf
+e[4, 1] = np.inf; e[4, 9] = -np.inf
+e[5] = 1e-45; e[5, ::2] = -1e-45 * 3
+e[6] = -0.0
+e[7] = 3e38
+e[8] = rng.rand(1030).astype(np.float32) * 2.0**-20 + 1
+e[9] = rng.randn(1030) * 1e-3; e[9, 0] = 2.0**20
+s64 = rng.randn(3, 64).astype(np.float32); s63 = rng.randn(3, 63).astype(np.float32)
+for name, x in [('big', big), ('flat', flat[None]), ('e', e), ('s64', s64), ('s63', s63)]:
+    save(name, x); save(name + '_sum', seq(x, False)); save(name + '_mean', seq(x, True))
+save('flat1', flat)
+)");
+  ref::vmath::Isa isas[] = {ref::vmath::Isa::kSse2, ref::vmath::Isa::kAvx2,
+                            ref::vmath::Isa::kAvx512};
+  for (ref::vmath::Isa isa : isas) {
+    if (!ref::vmath::cpu_supports(isa)) continue;
+    ref::vmath::force_isa(isa);
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      for (const char* name : {"big", "e", "s64", "s63"}) {
+        const Tensor& x = np.at(name);
+        const std::string shape = fmt::format("{},{}", x.shape()[0], x.shape()[1]);
+        TensorMap feed;
+        feed.set("x", x);
+        TensorMap out = run_text_model(fmt::format(R"(
+          <ir_version: 9, opset_import: ["" : 18]>
+          g (float[{0}] x) => (float[{1}] s, float[{1}] m) {{
+            axes = Constant<value = int64[1] {{-1}}>()
+            s = ReduceSum<keepdims = 0>(x, axes)
+            m = ReduceMean<keepdims = 0>(x, axes)
+          }}
+        )",
+                                                   shape, x.shape()[0]),
+                                       feed);
+        EXPECT_TRUE(tensors_identical(out.at("s"), np.at(std::string(name) + "_sum")))
+            << name << " on " << ref::vmath::isa_name(isa) << ", " << threads << " threads";
+        EXPECT_TRUE(tensors_identical(out.at("m"), np.at(std::string(name) + "_mean")))
+            << name << " on " << ref::vmath::isa_name(isa) << ", " << threads << " threads";
+      }
+      // The full reduction (no axes: every axis), split over chunks and threads.
+      TensorMap feed;
+      feed.set("x", np.at("flat1"));
+      TensorMap out = run_text_model(R"(
+        <ir_version: 9, opset_import: ["" : 18]>
+        g (float[300000] x) => (float s, float m) {
+          s = ReduceSum<keepdims = 0>(x)
+          m = ReduceMean<keepdims = 0>(x)
+        }
+      )",
+                                     feed);
+      EXPECT_TRUE(tensors_identical(out.at("s"), np.at("flat_sum").reshaped(Shape{})))
+          << ref::vmath::isa_name(isa) << ", " << threads << " threads";
+      EXPECT_TRUE(tensors_identical(out.at("m"), np.at("flat_mean").reshaped(Shape{})))
+          << ref::vmath::isa_name(isa) << ", " << threads << " threads";
+    }
+  }
+  ref::vmath::force_isa(ref::vmath::Isa::kAuto);
+  set_num_threads(0);
+}
+
+// Reductions over leading axes (the kept dims contiguous) accumulate row by row in blocks of
+// outputs (reduce.cc, column_reduce); each output must combine its inputs in the same order as
+// before, so every kind gives the bits of the same reduction over the transposed input's last
+// axis, and ReduceSum the bits of Python's sequential double sum. NaNs, infinities and
+// integers included; 1 and 2 threads.
+TEST(ReduceKernels, LeadingAxisReductionsKeepEachOutputsOrder) {
+  auto np = numpy_arrays(R"(
+x = (rng.randn(37, 300) * 50).astype(np.float32)
+x[3, 7] = np.nan; x[5, 8] = np.inf; x[6, 8] = -np.inf; x[:, 9] = 2.0**-24; x[0, 9] = 1
+s = np.zeros(300)
+for k in range(37):
+    s = s + x[k].astype(np.float64)
+save('x', x); save('xd', x.astype(np.float64) * 3.5); save('xi', (x[:, 10:] * 7).astype(np.int32))
+save('s', s.astype(np.float32))
+)");
+  const std::pair<const char*, const char*> inputs[] = {
+      {"x", "float"}, {"xd", "double"}, {"xi", "int32"}};
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& [name, type] : inputs) {
+      const Tensor& x = np.at(name);
+      const int64_t rows = x.shape()[0], cols = x.shape()[1];
+      for (const std::string& op : kOps) {
+        if (std::string(type) == "int32" &&
+            (op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp"))
+          continue;  // float-only kinds
+        TensorMap feed;
+        feed.set("x", x);
+        TensorMap out = run_text_model(fmt::format(R"(
+          <ir_version: 8, opset_import: ["" : 11]>
+          g ({0}[{1},{2}] x) => ({0}[{2}] a, {0}[{2}] b) {{
+            t = Transpose(x)
+            a = {3}<axes = [0], keepdims = 0>(x)
+            b = {3}<axes = [1], keepdims = 0>(t)
+          }}
+        )",
+                                                   type, rows, cols, op),
+                                       feed);
+        EXPECT_TRUE(tensors_identical(out.at("a"), out.at("b")))
+            << op << " of " << type << ", " << threads << " threads";
+        if (op == "ReduceSum" && std::string(name) == "x")
+          EXPECT_TRUE(tensors_identical(out.at("a"), np.at("s")));
+      }
+    }
+  }
+  set_num_threads(0);
 }
 
 TEST(ReduceKernels, RefuseBadAxesAndTypesNamingTheNode) {

@@ -258,5 +258,110 @@ TEST(VectorMath, RoundsAlikeRefusesValuesNearARoundingBoundary) {
   EXPECT_FALSE(rounds_alike<float>(1.0, std::nan("")));
 }
 
+// The guard's vector kernels decide exactly as the scalar guard, lane by lane, on each code
+// path: every edge result (zeros of both signs, denormals of double and float, the tiny bound,
+// a float midpoint and its neighbours, the float overflow boundary, infinities, NaNs) with
+// each input edge (0, infinite, NaN: a bound term of factor 0 must ignore it) and each bound
+// form; and one refused lane anywhere in a block refuses the block.
+TEST(VectorMath, NarrowCheckedDecidesAsTheScalarGuardOnEveryCodePath) {
+  using ref::vmath::LinearTol;
+  const double mid = (1.0 + std::nextafter(1.0f, 2.0f)) / 2;
+  const double flt_max_mid = (3.4028234663852886e38 + 0x1p128) / 2;
+  std::vector<double> rs = {0.0,
+                            -0.0,
+                            1e-310,
+                            -1e-310,
+                            0x1p-1000,
+                            std::nextafter(0x1p-1000, 0.0),
+                            0x1p-149,
+                            0x1p-150,
+                            3 * 0x1p-151,
+                            mid,
+                            std::nextafter(mid, 0.0),
+                            std::nextafter(mid, 2.0),
+                            1.0,
+                            -1.0,
+                            1.5,
+                            -2.75,
+                            flt_max_mid,
+                            std::nextafter(flt_max_mid, 0.0),
+                            1e300,
+                            -1e300,
+                            INFINITY,
+                            -INFINITY,
+                            std::nan(""),
+                            -std::nan("")};
+  const double vs[] = {0.0, 1.0, -3.0, INFINITY, std::nan("")};
+  const LinearTol tols[] = {ref::vmath::kSingleCallTol,
+                            {0, 2 * ref::vmath::kRelTol, 0},
+                            {0, ref::vmath::kRelTol, ref::vmath::kRelTol},
+                            {0x1p-30, ref::vmath::kRelTol, ref::vmath::kRelTol},
+                            {0, 0x1p-20, 0}};
+  IsaScope scope;
+  for (Isa isa : isas()) {
+    ref::vmath::force_isa(isa);
+    for (bool nonneg : {false, true})
+      for (const LinearTol& tol : tols)
+        for (double r : rs)
+          for (double v : vs) {
+            float y = 7;
+            const bool got = ref::vmath::narrow_checked(&r, &v, tol, nonneg, &y, 1);
+            const bool want = ref::vmath::rounds_alike<float>(r, tol(v, r), nonneg);
+            EXPECT_EQ(got, want) << ref::vmath::isa_name(isa) << ": r " << r << ", v " << v
+                                 << ", nonneg " << nonneg << ", tol " << tol.c << " + " << tol.a
+                                 << " |r| + " << tol.b << " |v|";
+            if (got) {
+              const float f = static_cast<float>(r);
+              EXPECT_EQ(ref::vmath::bits_of(y), ref::vmath::bits_of(f)) << r;
+            }
+          }
+    for (int64_t n : {1, 7, 8, 9, 37, 256}) {
+      std::vector<double> r(n), v(n, 1.0);
+      for (int64_t i = 0; i < n; ++i) r[i] = 1.5 + static_cast<double>(i) * 0x1p-10;
+      std::vector<float> y(n);
+      ASSERT_TRUE(ref::vmath::narrow_checked(r.data(), v.data(), ref::vmath::kSingleCallTol, false,
+                                             y.data(), n));
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(y[i], static_cast<float>(r[i]));
+      for (int64_t p = 0; p < n; ++p) {
+        std::vector<double> bad = r;
+        bad[p] = mid;
+        EXPECT_FALSE(ref::vmath::narrow_checked(bad.data(), v.data(), ref::vmath::kSingleCallTol,
+                                                false, y.data(), n))
+            << ref::vmath::isa_name(isa) << ": n " << n << ", refused lane " << p;
+      }
+    }
+  }
+}
+
+// The softmax kernels: the maximum (NaN anywhere gives NaN), x - s, and the unordered sums
+// against straightforward loops, at every length around the 8-lane width.
+TEST(VectorMath, MaxShiftAndSumKernelsOnEveryCodePath) {
+  IsaScope scope;
+  for (Isa isa : isas()) {
+    ref::vmath::force_isa(isa);
+    for (int64_t n = 1; n <= 40; ++n) {
+      std::vector<float> x(n);
+      for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % 23) - 11.5f;
+      float want = -INFINITY;
+      for (float f : x) want = f > want ? f : want;
+      EXPECT_EQ(ref::vmath::max_or_nan(x.data(), n), want) << ref::vmath::isa_name(isa) << n;
+      std::vector<double> d(n);
+      ref::vmath::widen_shift(x.data(), 0.25, d.data(), n);
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(d[i], static_cast<double>(x[i]) - 0.25);
+      ref::vmath::widen(x.data(), d.data(), n);
+      double exact = 0, partials = 0;
+      for (int64_t i = 0; i < n; ++i) exact += d[i];  // small integers and halves: exact
+      EXPECT_EQ(ref::vmath::unordered_sum(d.data(), n), exact);
+      EXPECT_EQ(ref::vmath::unordered_sum(x.data(), n, &partials), exact);
+      EXPECT_GE(partials, std::fabs(exact));
+      for (int64_t p = 0; p < n; ++p) {
+        std::vector<float> nan = x;
+        nan[p] = std::nanf("");
+        EXPECT_TRUE(std::isnan(ref::vmath::max_or_nan(nan.data(), n))) << n << " " << p;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::testing

@@ -51,8 +51,8 @@ class Activation : public Kernel {
 };
 
 // An Activation whose Fn also has the vector form `fast(v, r, n)` of its formula, the bound
-// `tol(v, r)` on how far that form's result r can be from the glibc formula's, and
-// kNonNegative (every value >= 0).
+// kTol (vmath::LinearTol) bounding how far that form's result r can be from the glibc formula's,
+// and kNonNegative (every value >= 0).
 template <typename Fn>
 class VectorActivation : public Kernel {
  public:
@@ -64,8 +64,8 @@ class VectorActivation : public Kernel {
         x.dtype(),
         [&]<typename T>() {
           return vmath::guarded_unary<T>(
-              x, [&fn](const double* v, double* r, int64_t n) { fn.fast(v, r, n); }, fn,
-              [&fn](double v, double r) { return fn.tol(v, r); }, Fn::kNonNegative);
+              x, [&fn](const double* v, double* r, int64_t n) { fn.fast(v, r, n); }, fn, Fn::kTol,
+              Fn::kNonNegative);
         },
         "input X")};
   }
@@ -126,7 +126,7 @@ struct SigmoidFn {
     vmath::apply(vmath::Fn::kExp, r, r, n);
     for (int64_t i = 0; i < n; ++i) r[i] = 1.0 / (1.0 + r[i]);
   }
-  double tol(double, double r) const { return 2 * kRelTol * std::fabs(r); }
+  static constexpr vmath::LinearTol kTol{0, 2 * kRelTol, 0};
   static constexpr bool kNonNegative = true;
 };
 // Swish (opset 24): x * sigmoid(alpha * x).
@@ -141,7 +141,7 @@ struct TanhFn {
   void fast(const double* v, double* r, int64_t n) const {
     vmath::apply(vmath::Fn::kTanh, v, r, n);
   }
-  double tol(double, double r) const { return kRelTol * std::fabs(r); }
+  static constexpr vmath::LinearTol kTol = vmath::kSingleCallTol;
   static constexpr bool kNonNegative = false;
 };
 // softplus(v) in blocks: log1p(exp(-|v|)), plus v where v > 0 (softplus's two branches).
@@ -158,7 +158,7 @@ struct SoftplusFn {
   explicit SoftplusFn(const OpContext&) {}
   double operator()(double v) const { return softplus(v); }
   void fast(const double* v, double* r, int64_t n) const { softplus_fast(v, r, n); }
-  double tol(double, double r) const { return 4 * kRelTol * std::fabs(r); }
+  static constexpr vmath::LinearTol kTol{0, 4 * kRelTol, 0};
   static constexpr bool kNonNegative = true;
 };
 struct SoftsignFn {
@@ -185,7 +185,7 @@ struct MishFn {
     vmath::apply(vmath::Fn::kTanh, r, r, n);
     for (int64_t i = 0; i < n; ++i) r[i] = v[i] * r[i];
   }
-  double tol(double, double r) const { return 8 * kRelTol * std::fabs(r); }
+  static constexpr vmath::LinearTol kTol{0, 8 * kRelTol, 0};
   static constexpr bool kNonNegative = false;
 };
 struct GeluFn {
@@ -217,7 +217,7 @@ struct GeluFn {
   }
   // erf/tanh (|e| <= 1) differ by at most kRelTol; 1 + e cancels for negative v, so the bound
   // is absolute in that term: 0.5|v| kRelTol, plus the roundings of the product.
-  double tol(double v, double r) const { return kRelTol * (std::fabs(v) + std::fabs(r)); }
+  static constexpr vmath::LinearTol kTol{0, kRelTol, kRelTol};
   static constexpr bool kNonNegative = false;
   bool tanh = false;
 };

@@ -36,7 +36,7 @@ class VectorUnary : public Kernel {
         [&]<typename T>() {
           if constexpr (std::is_same_v<T, float> || std::is_same_v<T, float16> ||
                         std::is_same_v<T, bfloat16>)
-            return vmath::guarded_unary<T>(x, vmath::Apply{kF}, Fn{}, vmath::RelTol{},
+            return vmath::guarded_unary<T>(x, vmath::Apply{kF}, Fn{}, vmath::kSingleCallTol,
                                            kNonNegative);
           else
             return unary_elementwise<T, T>(x, Fn{});

@@ -19,9 +19,132 @@
 #include <limits>
 
 #include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/vector_math.h"
 
 namespace parity::ref {
 namespace {
+
+// Rows at least this long try guarded_sum first.
+constexpr int64_t kGuardedSumMin = 64;
+// guarded_sum's chunks: the unit of its split over threads, fixed so the bound is too.
+constexpr int64_t kSumChunk = int64_t{1} << 15;
+
+// float(S / divisor) for the sum S of x[0..n) accumulated in double in order (S = ((0 + x0) +
+// x1) + ...: ReduceSum's and ReduceMean's value), computed without that order's serial chain:
+// a sum F in 8 interleaved lanes per chunk of kSumChunk, the chunks added in order. Both F and S
+// are within a bound of the exact sum X: each addition errs by at most u |its result| (u =
+// 2^-53), so |F - X| <= u P with P the sum of |F's running sums| (unordered_sum's partials,
+// and the chunks' running total), and |S - X| <= u sum_k |S_k| over S's running sums, where
+// S_k (prefix k) is within u n max|S_k| of exact prefix k, itself at most |the chunk's start
+// offset| + the lanes' |running sums| at the two steps around k (hence 16 times partials for
+// the 8 prefixes per step). So |F - S| <= tol below; when float((F - tol) / divisor) and
+// float((F + tol) / divisor) are the same float, S's value is that float too, since rounding
+// and division are monotone. False (and `out` untouched) when they differ, or F or tol is not
+// finite.
+bool guarded_sum(const float* x, int64_t n, double divisor, bool split, float& out) {
+  const int64_t chunks = (n + kSumChunk - 1) / kSumChunk;
+  // Short rows (the common case: one chunk) keep their chunk results on the stack.
+  constexpr int64_t kOnStack = 8;
+  double stack_sums[kOnStack], stack_partials[kOnStack];
+  std::vector<double> heap_sums, heap_partials;
+  double* sums = stack_sums;
+  double* partials = stack_partials;
+  if (chunks > kOnStack) {
+    heap_sums.resize(chunks), heap_partials.resize(chunks);
+    sums = heap_sums.data(), partials = heap_partials.data();
+  }
+  auto run = [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t start = c * kSumChunk;
+      sums[c] = vmath::unordered_sum(x + start, std::min(kSumChunk, n - start), &partials[c]);
+    }
+  };
+  if (split)
+    parallel_for(chunks, 1, run);
+  else
+    run(0, chunks);
+  constexpr double u = 0x1p-53;
+  double f = 0, p = 0, q = 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const double len = static_cast<double>(std::min(kSumChunk, n - c * kSumChunk));
+    q += len * std::fabs(f) + 16 * partials[c];
+    f += sums[c];
+    p += partials[c] + std::fabs(f);
+  }
+  const double fast_error = u * p;
+  q += static_cast<double>(n) * fast_error;
+  // n u < 2^-11 for any n here, so max|S_k| and sum_k |S_k| exceed their exact counterparts
+  // by less than the factor (1 + 2^-10).
+  const double seq_error = u * (1 + 0x1p-10) * q;
+  // Doubled, and widened by 2u |F|, to cover the roundings of computing tol and F -+ tol.
+  const double tol = 2 * (fast_error + seq_error) + 2 * u * std::fabs(f);
+  const double lo = (f - tol) / divisor, hi = (f + tol) / divisor;
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return false;
+  const float flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+  if (vmath::bits_of(flo) != vmath::bits_of(fhi)) return false;
+  out = flo;
+  return true;
+}
+
+// True when the inputs of each output element are one run of consecutive elements (every
+// reduced dim longer than 1 comes after every kept one), so output o reduces x[o n, (o + 1) n).
+bool rows_contiguous(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<bool> reduced(shape.size(), axes.empty());
+  for (int64_t a : axes) reduced[a] = true;
+  bool seen_reduced = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (reduced[d])
+      seen_reduced = true;
+    else if (seen_reduced)
+      return false;
+  }
+  return true;
+}
+
+// True when every kept dim longer than 1 comes after every reduced one: output o then reduces
+// x[o], x[o + m], x[o + 2 m], ... (m outputs), in that order, which is reduce's order.
+bool columns_contiguous(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<bool> reduced(shape.size(), axes.empty());
+  for (int64_t a : axes) reduced[a] = true;
+  bool seen_kept = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!reduced[d])
+      seen_kept = true;
+    else if (seen_kept)
+      return false;
+  }
+  return true;
+}
+
+// Outputs per block of column_reduce: their accumulators stay in L1 while the rows stream by.
+constexpr int64_t kColumnBlock = 256;
+
+// reduce() for columns_contiguous layouts: each block of consecutive outputs accumulates
+// row by row, reading the input in its own order instead of one strided column per output.
+// Every output still combines its inputs in the same sequence, so the bits are reduce()'s.
+template <typename T, typename Acc, typename Combine, typename Finish>
+Tensor column_reduce(const Tensor& x, const Reduction& r, Acc init, Combine combine,
+                     Finish finish) {
+  Tensor y = uninitialized_tensor(x.dtype(), r.out_shape());
+  const T* src = x.data<T>();
+  T* dst = y.data<T>();
+  const int64_t m = r.num_outputs(), count = r.count();
+  parallel_for(m, std::max(kColumnBlock, grain_for(count)), [&](int64_t b, int64_t e) {
+    Acc acc[kColumnBlock];
+    for (int64_t o0 = b; o0 < e; o0 += kColumnBlock) {
+      const int64_t len = std::min(kColumnBlock, e - o0);
+      std::fill(acc, acc + len, init);
+      for (int64_t k = 0; k < count; ++k) {
+        const T* row = src + k * m + o0;
+        for (int64_t i = 0; i < len; ++i) acc[i] = combine(acc[i], widen(row[i]));
+      }
+      for (int64_t i = 0; i < len; ++i) dst[o0 + i] = narrow<T>(finish(acc[i], count));
+    }
+  });
+  return y;
+}
 
 enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
 
@@ -168,10 +291,45 @@ class Reduce : public Kernel {
     if constexpr (K == ReduceKind::kLogSumExp) {
       return log_sum_exp<T>(x, r);
     } else {
+      if constexpr ((K == ReduceKind::kSum || K == ReduceKind::kMean) && std::is_same_v<T, float>) {
+        if (r.count() >= kGuardedSumMin && rows_contiguous(x.shape(), axes))
+          return guarded_sums(x, r);
+      }
       using Op = ReduceOp<K, T>;
+      if (r.num_outputs() > 1 && columns_contiguous(x.shape(), axes))
+        return column_reduce<T>(
+            x, r, Op::init(), [](auto acc, auto v) { return Op::combine(acc, v); },
+            [](typename Op::Acc acc, int64_t n) { return Op::finish(acc, n); });
       return reduce<T, T>(x, r, Op::init(), &Op::combine,
                           [](typename Op::Acc acc, int64_t n) { return Op::finish(acc, n); });
     }
+  }
+
+  // ReduceSum and ReduceMean of float rows (rows_contiguous): each output through guarded_sum,
+  // or, where that cannot prove the float, the sequential double sum that defines it (reduce's
+  // order).
+  static Tensor guarded_sums(const Tensor& x, const Reduction& r) {
+    Tensor y = uninitialized_tensor(x.dtype(), r.out_shape());
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    const int64_t n = r.count();
+    const double divisor = K == ReduceKind::kMean ? static_cast<double>(n) : 1.0;
+    auto one = [&](int64_t o, bool split) {
+      const float* row = src + o * n;  // rows_contiguous
+      if (guarded_sum(row, n, divisor, split, dst[o])) return;
+      double acc = 0;
+      for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(row[i]);
+      dst[o] = static_cast<float>(acc / divisor);
+    };
+    // One output (a full reduction) splits its row over the threads instead.
+    if (r.num_outputs() == 1) {
+      one(0, true);
+    } else {
+      parallel_for(r.num_outputs(), grain_for(n), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) one(o, false);
+      });
+    }
+    return y;
   }
 
   // log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the maximum, so large values

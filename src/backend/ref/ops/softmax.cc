@@ -118,6 +118,9 @@ class Softmax : public Kernel {
   template <typename T>
   static bool vector_block(const T* xs, T* ys, int64_t n, int64_t inner, std::vector<double>& max,
                            std::vector<double>& sum, std::vector<double>& exps) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (inner == 1) return vector_row(xs, ys, n, exps);
+    }
     column_max(xs, n, inner, max);
     double* ex = exps.data();
     for (int64_t k = 0; k < n; ++k)
@@ -126,7 +129,7 @@ class Softmax : public Kernel {
     std::fill(sum.begin(), sum.end(), 0.0);
     for (int64_t k = 0; k < n; ++k)
       for (int64_t i = 0; i < inner; ++i) sum[i] += ex[k * inner + i];
-    const double rel = vmath::kRelTol + static_cast<double>(n + 16) * 0x1p-50;
+    const double rel = tolerance(n);
     if constexpr (kLog) {
       for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
       for (int64_t k = 0; k < n; ++k)
@@ -147,6 +150,42 @@ class Softmax : public Kernel {
         }
     }
     return true;
+  }
+
+  // The relative bound of vector_block's results against exact_block's for a row of n: each
+  // exp within kRelTol, a sum of n positive terms within n roundings (2^-53 each) in any
+  // order, each side, and the division or the subtraction of log(sum) a few more (the 16).
+  static double tolerance(int64_t n) {
+    return vmath::kRelTol + static_cast<double>(n + 16) * 0x1p-50;
+  }
+
+  // vector_block for one contiguous float row (the normalised axis is the last), every pass
+  // through the vector kernels: the maximum, x - max, SLEEF's exp, the sum in 8 partial sums
+  // (its order is free: tolerance(n) bounds any order), the scaling, and the guard. Softmax
+  // multiplies by 1 / sum rather than dividing: one more rounding (2^-53 relative), inside the
+  // 16 roundings tolerance() allows beyond the sum's. `buf` holds 2 n doubles.
+  static bool vector_row(const float* xs, float* ys, int64_t n, std::vector<double>& buf) {
+    if (n == 0) return true;
+    const double max = vmath::max_or_nan(xs, n);
+    // NaN (exact_block's NaN rule), an infinite maximum, or a zero of either sign: exactly.
+    if (!std::isfinite(max) || max == 0) return false;
+    if (buf.size() < static_cast<size_t>(2 * n)) buf.resize(2 * n);
+    double* d = buf.data();
+    double* r = d + n;
+    vmath::widen_shift(xs, max, d, n);
+    vmath::apply(vmath::Fn::kExp, d, r, n);
+    const double sum = vmath::unordered_sum(r, n);
+    const double rel = tolerance(n);
+    if constexpr (kLog) {
+      const double log_sum = std::log(sum);
+      for (int64_t k = 0; k < n; ++k) r[k] = d[k] - log_sum;
+      // The bound of vector_block: rel (1 + |log sum| + |d| + |r|).
+      return vmath::narrow_checked(r, d, {rel * (1 + std::fabs(log_sum)), rel, rel}, false, ys, n);
+    } else {
+      const double inverse = 1 / sum;
+      for (int64_t k = 0; k < n; ++k) r[k] *= inverse;
+      return vmath::narrow_checked(r, d, {0, rel, 0}, true, ys, n);
+    }
   }
 
   int64_t axis_;

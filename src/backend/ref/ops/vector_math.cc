@@ -10,6 +10,8 @@
 #include <iterator>
 
 #include "backend/ref/ops/vector_math_isa.h"
+#define PARITY_ISA_NS sse2
+#include "backend/ref/ops/vector_math_kernels.h"
 
 namespace parity::ref::vmath {
 namespace {
@@ -89,6 +91,38 @@ void apply(Fn f, const double* x, double* y, int64_t n) {
   }
 }
 
+namespace {
+const isa::GuardKernels& guard_kernels() {
+  switch (active_isa()) {
+    case Isa::kAvx512:
+      return isa::kernels_avx512;
+    case Isa::kAvx2:
+      return isa::kernels_avx2;
+    default:
+      return isa::kernels_sse2;
+  }
+}
+}  // namespace
+
+void widen(const float* x, double* v, int64_t n) { guard_kernels().widen(x, v, n); }
+
+void widen_shift(const float* x, double s, double* v, int64_t n) {
+  guard_kernels().widen_shift(x, s, v, n);
+}
+
+bool narrow_checked(const double* r, const double* v, const LinearTol& tol, bool nonneg, float* y,
+                    int64_t n) {
+  return guard_kernels().narrow(r, v, tol.c, tol.a, tol.b, nonneg, y, n);
+}
+
+double max_or_nan(const float* x, int64_t n) { return guard_kernels().max(x, n); }
+
+double unordered_sum(const double* v, int64_t n) { return guard_kernels().sum(v, n); }
+
+double unordered_sum(const float* x, int64_t n, double* partials) {
+  return guard_kernels().sum_f32(x, n, partials);
+}
+
 void apply_pow(const double* a, const double* b, double* y, int64_t n) {
   switch (active_isa()) {
     case Isa::kAvx512:
@@ -105,5 +139,9 @@ void apply_pow(const double* a, const double* b, double* y, int64_t n) {
     }
   }
 }
+
+namespace isa {
+const GuardKernels kernels_sse2 = sse2::kGuardKernels;
+}  // namespace isa
 
 }  // namespace parity::ref::vmath

@@ -84,20 +84,62 @@ inline bool rounds_alike(double r, double tol, bool nonneg = false) {
   return bits_of(narrow<T>(r - tol)) == bits_of(narrow<T>(r + tol));
 }
 
+// The bound tol(v, r) = c + a |r| + b |v| on |fast result r - glibc's result| for an input v:
+// every op's bound has this form (a term is left out where its factor is 0, so an infinite
+// input whose factor is 0 leaves the bound finite).
+struct LinearTol {
+  double c = 0, a = 0, b = 0;
+  double operator()(double v, double r) const {
+    double t = a * std::fabs(r);
+    if (c != 0) t += c;
+    if (b != 0) t += b * std::fabs(v);
+    return t;
+  }
+};
+
+// The guard's vector kernels (vector_math_kernels.h) on the active code path.
+// v[i] = double(x[i]) for i < n.
+void widen(const float* x, double* v, int64_t n);
+// y[i] = float(r[i]) for i < n, and true when every element provably rounds as glibc's value
+// does (rounds_alike(r[i], tol(v[i], r[i]), nonneg) for every i); on false the caller redoes
+// the elements with the scalar guard.
+bool narrow_checked(const double* r, const double* v, const LinearTol& tol, bool nonneg, float* y,
+                    int64_t n);
+// v[i] = double(x[i]) - s for i < n.
+void widen_shift(const float* x, double s, double* v, int64_t n);
+// The largest x[i] (n > 0) as double, or NaN when any x[i] is NaN; a zero maximum may have
+// either sign.
+double max_or_nan(const float* x, int64_t n);
+// The sum of v[0..n) in another order than the sequential one (8 interleaved partial sums):
+// within n roundings of it, for callers that bound the difference.
+double unordered_sum(const double* v, int64_t n);
+// The sum in double of float x[0..n) in 8 interleaved lanes, and in *partials the sum of the
+// magnitudes of every running sum it formed (each step's 8 lanes, then the lanes' combination):
+// u * *partials bounds its rounding error, u = 2^-53.
+double unordered_sum(const float* x, int64_t n, double* partials);
+
 // Elements per block: the doubles of one block stay in L1.
 inline constexpr int64_t kBlock = 256;
 
 // y[i] = narrow<T>(exact(x[i])) for n elements of a float32/float16/bfloat16 array, computed as
 // fast(block of widened x, block of results) and checked with rounds_alike(r, tol(v, r)); the
 // elements that fail are recomputed with `exact` (the glibc formula that defines the bits).
-template <typename T, typename Fast, typename Exact, typename Tol>
-void guarded_map(const T* x, T* y, int64_t n, Fast&& fast, Exact&& exact, Tol&& tol,
+// float32 blocks are widened and checked by the vector kernels; a block with any element in
+// doubt goes through the scalar check, which gives the same bits for the elements that pass.
+template <typename T, typename Fast, typename Exact>
+void guarded_map(const T* x, T* y, int64_t n, Fast&& fast, Exact&& exact, const LinearTol& tol,
                  bool nonneg = false) {
   double v[kBlock], r[kBlock];
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t len = std::min(kBlock, n - b);
-    for (int64_t i = 0; i < len; ++i) v[i] = to_double(x[b + i]);
-    fast(v, r, len);
+    if constexpr (std::is_same_v<T, float>) {
+      widen(x + b, v, len);
+      fast(v, r, len);
+      if (narrow_checked(r, v, tol, nonneg, y + b, len)) continue;
+    } else {
+      for (int64_t i = 0; i < len; ++i) v[i] = to_double(x[b + i]);
+      fast(v, r, len);
+    }
     for (int64_t i = 0; i < len; ++i) {
       const double t = tol(v[i], r[i]);
       y[b + i] = rounds_alike<T>(r[i], t, nonneg) ? narrow<T>(r[i]) : narrow<T>(exact(v[i]));
@@ -107,8 +149,9 @@ void guarded_map(const T* x, T* y, int64_t n, Fast&& fast, Exact&& exact, Tol&& 
 
 // A unary op's tensor: the guarded vector path for float, float16 and bfloat16, the glibc
 // formula for double.
-template <typename T, typename Fast, typename Exact, typename Tol>
-Tensor guarded_unary(const Tensor& x, Fast fast, Exact exact, Tol tol, bool nonneg = false) {
+template <typename T, typename Fast, typename Exact>
+Tensor guarded_unary(const Tensor& x, Fast fast, Exact exact, const LinearTol& tol,
+                     bool nonneg = false) {
   if constexpr (std::is_same_v<T, double>) {
     return unary_elementwise<T, T>(x, exact);
   } else {
@@ -123,9 +166,7 @@ Tensor guarded_unary(const Tensor& x, Fast fast, Exact exact, Tol tol, bool nonn
 }
 
 // The tolerance of a single 1-ulp function: kRelTol relative to the result.
-struct RelTol {
-  double operator()(double, double r) const { return kRelTol * std::fabs(r); }
-};
+inline constexpr LinearTol kSingleCallTol{0, kRelTol, 0};
 
 // A fast block function applying one SLEEF function.
 struct Apply {

@@ -2,6 +2,8 @@
 #include <sleef.h>
 
 #include "backend/ref/ops/vector_math_isa.h"
+#define PARITY_ISA_NS avx512
+#include "backend/ref/ops/vector_math_kernels.h"
 
 namespace parity::ref::vmath::isa {
 namespace {
@@ -34,5 +36,7 @@ void pow_avx512(const double* a, const double* b, double* y, int64_t n) {
     for (int64_t k = 0; k < len; ++k) y[i + k] = by[k];
   }
 }
+
+const GuardKernels kernels_avx512 = avx512::kGuardKernels;
 
 }  // namespace parity::ref::vmath::isa

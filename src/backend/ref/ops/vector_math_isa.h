@@ -22,6 +22,20 @@ void apply_avx2(int fn, const double* x, double* y, int64_t n);
 void pow_avx512(const double* a, const double* b, double* y, int64_t n);
 void pow_avx2(const double* a, const double* b, double* y, int64_t n);
 
+// The guard's kernels (vector_math_kernels.h), compiled for each set.
+struct GuardKernels {
+  void (*widen)(const float* x, double* v, int64_t n);                  // v = double(x)
+  void (*widen_shift)(const float* x, double s, double* v, int64_t n);  // v = double(x) - s
+  // y = float(r); true when every element passed the guard for tol = c + a |r| + b |v|.
+  bool (*narrow)(const double* r, const double* v, double c, double a, double b, bool nonneg,
+                 float* y, int64_t n);
+  double (*max)(const float* x, int64_t n);   // NaN when any x is NaN
+  double (*sum)(const double* v, int64_t n);  // in 8 interleaved partial sums
+  // The same for float x, with *partials = the sum of the lanes' |running sums| over the steps.
+  double (*sum_f32)(const float* x, int64_t n, double* partials);
+};
+extern const GuardKernels kernels_avx512, kernels_avx2, kernels_sse2;
+
 // The value every function accepts, for the lanes past the end of an array.
 inline constexpr double kPad = 0.5;
 
