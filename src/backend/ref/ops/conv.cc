@@ -49,11 +49,22 @@ WindowGeometry conv_geometry(const ConvAttrs& attrs, const Shape& x, const Shape
   return window_geometry(attrs.window, Shape(x.begin() + 2, x.end()), w_spatial);
 }
 
+// Blocks of about equal numbers of weight panels, at most kMaxBlockPanels each, and enough of
+// them for kMinItems work items with the `other_items` (batch, group, tile, ...) the output is
+// cut into besides, so both cores stay busy on late layers with few positions. The blocking
+// never changes a sum.
+MapBlocks map_blocks(int64_t panels, int64_t other_items) {
+  constexpr int64_t kMinItems = 8;  // work items per convolution, when the channels allow
+  int64_t count = std::max((panels + kMaxBlockPanels - 1) / kMaxBlockPanels,
+                           (kMinItems + other_items - 1) / std::max<int64_t>(other_items, 1));
+  count = std::clamp<int64_t>(count, 1, std::max<int64_t>(panels, 1));
+  const int64_t per = std::max<int64_t>((panels + count - 1) / count, 1);
+  return {panels, per, (panels + per - 1) / per};
+}
+
 namespace {
 
 constexpr int64_t kTile = 16 * kGemmNR;  // output positions per work item, at most
-constexpr int64_t kMaxBlockPanels = 16;  // weight panels (of kGemmMR channels) per work item
-constexpr int64_t kMinItems = 8;         // work items per convolution, when the channels allow
 
 // Each group's weights [mg x K] in double, packed in panels of kGemmMR rows (zero rows pad the
 // last panel), each panel stored k-major: panel[k * kGemmMR + row].
@@ -84,24 +95,6 @@ PackedWeights pack_weights(const Tensor& w, int64_t group) {
     }
   });
   return p;
-}
-
-// The output channels of a group cut into work items: `count` blocks of `panels_per_block`
-// weight panels (the last may be smaller), `panels` in all.
-struct MapBlocks {
-  int64_t panels, panels_per_block, count;
-};
-
-// Blocks of about equal numbers of weight panels, at most kMaxBlockPanels each, and enough of
-// them for kMinItems work items with the `other_items` (batch, group, tile, ...) the output is
-// cut into besides, so both cores stay busy on late layers with few positions. The blocking
-// never changes a sum.
-MapBlocks map_blocks(int64_t panels, int64_t other_items) {
-  int64_t count = std::max((panels + kMaxBlockPanels - 1) / kMaxBlockPanels,
-                           (kMinItems + other_items - 1) / std::max<int64_t>(other_items, 1));
-  count = std::clamp<int64_t>(count, 1, std::max<int64_t>(panels, 1));
-  const int64_t per = std::max<int64_t>((panels + count - 1) / count, 1);
-  return {panels, per, (panels + per - 1) / per};
 }
 
 // The input as the kernel reads it. Padded coordinate P = i + pad_begin along a dim of stride s

@@ -26,6 +26,15 @@ ConvAttrs read_conv_attrs(const OpContext& ctx);
 WindowGeometry conv_geometry(const ConvAttrs& attrs, const Shape& x, const Shape& w,
                              const RunContext& ctx);
 
+// The output channels of a group cut into GEMM work items (Conv, ConvTranspose): `count`
+// blocks of `panels_per_block` weight panels of kGemmMR channels (the last may be smaller),
+// `panels` in all, with at most kMaxBlockPanels per block.
+constexpr int64_t kMaxBlockPanels = 16;
+struct MapBlocks {
+  int64_t panels, panels_per_block, count;
+};
+MapBlocks map_blocks(int64_t panels, int64_t other_items);
+
 // acc += the convolution of one input plane with one kernel, in 3-D geometry (window_as_3d).
 // Products are added tap by tap (depth, height, width) along contiguous output rows.
 template <typename Acc>
