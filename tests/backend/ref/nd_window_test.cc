@@ -115,10 +115,13 @@ save('lp', pool_nd(X, *geo, 'lp', p=3)[0].astype(np.float32))
     <ir_version: 8, opset_import: ["" : 19]>
     g (float[2,3,4,3,5,4] x) => (float max, int64 max_i, float c, int64 max_ic, float avg,
                                  float avg_pad, float lp) {
-      max, max_i = MaxPool<)" + attrs + R"(>(x)
-      c, max_ic = MaxPool<)" + attrs + R"(, storage_order = 1>(x)
+      max, max_i = MaxPool<)" + attrs +
+                                     R"(>(x)
+      c, max_ic = MaxPool<)" + attrs +
+                                     R"(, storage_order = 1>(x)
       avg = AveragePool<)" + attrs + R"(>(x)
-      avg_pad = AveragePool<)" + attrs + R"(, count_include_pad = 1>(x)
+      avg_pad = AveragePool<)" + attrs +
+                                     R"(, count_include_pad = 1>(x)
       lp = LpPool<)" + attrs + R"(, p = 3>(x)
     }
   )",
@@ -130,6 +133,31 @@ save('lp', pool_nd(X, *geo, 'lp', p=3)[0].astype(np.float32))
   EXPECT_TRUE(tensors_close(out.at("avg"), np.at("avg"), 1e-6, 1e-7));
   EXPECT_TRUE(tensors_close(out.at("avg_pad"), np.at("avg_pad"), 1e-6, 1e-7));
   EXPECT_TRUE(tensors_close(out.at("lp"), np.at("lp"), 1e-6, 1e-7));
+}
+
+TEST(NdWindows, ConvIntegerOverFourSpatialDimsIsExact) {
+  auto np = numpy_arrays(std::string(kNumpyWindows) + R"(
+x = rng.randint(0, 256, (1, 2, 3, 4, 3, 5)).astype(np.uint8)
+w = rng.randint(0, 256, (3, 2, 2, 2, 2, 3)).astype(np.uint8)
+save('x', x); save('w', w)
+y = conv_nd(x.astype(np.float64) - 7, w.astype(np.float64) - 100, None, [1, 2, 1, 1], [1, 1, 1, 2], [1, 0, 1, 1], [0, 1, 0, 1], 1)
+save('y', y.astype(np.int32))
+)");
+  TensorMap feed = feed_of(np, {"x", "w"});
+  Tensor xz(DataType::kUInt8, {}), wz(DataType::kUInt8, {});
+  xz.data<uint8_t>()[0] = 7;
+  wz.data<uint8_t>()[0] = 100;
+  feed.set("xz", xz);
+  feed.set("wz", wz);
+  TensorMap out = run_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (uint8[1,2,3,4,3,5] x, uint8[3,2,2,2,2,3] w, uint8 xz, uint8 wz) => (int32 y) {
+      y = ConvInteger<strides = [1, 2, 1, 1], dilations = [1, 1, 1, 2],
+                      pads = [1, 0, 1, 1, 0, 1, 0, 1]>(x, w, xz, wz)
+    }
+  )",
+                                 feed);
+  EXPECT_TRUE(tensors_identical(out.at("y"), np.at("y")));
 }
 
 }  // namespace
