@@ -1,5 +1,5 @@
-// Conv: 1-D, 2-D and 3-D convolution with pads/auto_pad, strides, dilations, groups and bias,
-// plus the attribute and shape checks the whole convolution family shares (conv_util.h).
+// Conv: convolution over any number of spatial dims with pads/auto_pad, strides, dilations, groups
+// and bias, plus the attribute and shape checks the whole convolution family shares (conv_util.h).
 //
 // Floating convolutions run as a blocked GEMM in double on the micro-kernel of gemm_kernel.h,
 // with no im2col matrix: the input is copied once, zero-padded and split into stride phases,
@@ -49,11 +49,22 @@ WindowGeometry conv_geometry(const ConvAttrs& attrs, const Shape& x, const Shape
   return window_geometry(attrs.window, Shape(x.begin() + 2, x.end()), w_spatial);
 }
 
+// Blocks of about equal numbers of weight panels, at most kMaxBlockPanels each, and enough of
+// them for kMinItems work items with the `other_items` (batch, group, tile, ...) the output is
+// cut into besides, so both cores stay busy on late layers with few positions. The blocking
+// never changes a sum.
+MapBlocks map_blocks(int64_t panels, int64_t other_items) {
+  constexpr int64_t kMinItems = 8;  // work items per convolution, when the channels allow
+  int64_t count = std::max((panels + kMaxBlockPanels - 1) / kMaxBlockPanels,
+                           (kMinItems + other_items - 1) / std::max<int64_t>(other_items, 1));
+  count = std::clamp<int64_t>(count, 1, std::max<int64_t>(panels, 1));
+  const int64_t per = std::max<int64_t>((panels + count - 1) / count, 1);
+  return {panels, per, (panels + per - 1) / per};
+}
+
 namespace {
 
 constexpr int64_t kTile = 16 * kGemmNR;  // output positions per work item, at most
-constexpr int64_t kMaxBlockPanels = 16;  // weight panels (of kGemmMR channels) per work item
-constexpr int64_t kMinItems = 8;         // work items per convolution, when the channels allow
 
 // Each group's weights [mg x K] in double, packed in panels of kGemmMR rows (zero rows pad the
 // last panel), each panel stored k-major: panel[k * kGemmMR + row].
@@ -86,58 +97,51 @@ PackedWeights pack_weights(const Tensor& w, int64_t group) {
   return p;
 }
 
-// The output channels of a group cut into work items: `count` blocks of `panels_per_block`
-// weight panels (the last may be smaller), `panels` in all.
-struct MapBlocks {
-  int64_t panels, panels_per_block, count;
-};
-
-// Blocks of about equal numbers of weight panels, at most kMaxBlockPanels each, and enough of
-// them for kMinItems work items with the `other_items` (batch, group, tile, ...) the output is
-// cut into besides, so both cores stay busy on late layers with few positions. The blocking
-// never changes a sum.
-MapBlocks map_blocks(int64_t panels, int64_t other_items) {
-  int64_t count = std::max((panels + kMaxBlockPanels - 1) / kMaxBlockPanels,
-                           (kMinItems + other_items - 1) / std::max<int64_t>(other_items, 1));
-  count = std::clamp<int64_t>(count, 1, std::max<int64_t>(panels, 1));
-  const int64_t per = std::max<int64_t>((panels + count - 1) / count, 1);
-  return {panels, per, (panels + per - 1) / per};
-}
-
 // The input as the kernel reads it. Padded coordinate P = i + pad_begin along a dim of stride s
 // lands in phase P % s at index P / s; per (batch, channel) the phases are stored one after the
-// other, each [dq, hq, wq] (the phase dims), zeros where the padding is. Output position
-// (od, oh, ow) and kernel tap t (dilated offset e = t * dilation per dim) then read phase
-// (e % s) at index o + e / s: with positions of one output depth slice numbered over the phase
-// width, q = oh * wq + ow, a tap is one constant offset, and consecutive q read consecutive
-// values. Columns ow >= the output width are computed and dropped.
+// other (in lexicographic order of the per-dim phases), each of the phase dims q (zeros where
+// the padding is). Output position o and kernel tap t (dilated offset e = t * dilation per dim)
+// then read phase (e % s) at index o + e / s: with positions of one slice of the last two
+// output dims numbered over the phase width, q = oh * wq + ow, a tap is one constant offset, and
+// consecutive q read consecutive values. Columns ow >= the output width are computed and
+// dropped. The dims before the last two are walked by the work items (any number of them).
 struct PhaseLayout {
-  int64_t dq, hq, wq, phase, channel;  // phase dims, phase size, channel stride
+  std::vector<int64_t> q, stride;  // phase dims, and each dim's stride inside a phase
+  int64_t phase, channel;          // phase size, channel stride
 
   explicit PhaseLayout(const WindowGeometry& g) {
     // Pads and strides come from attributes: the sizes are checked (window_geometry has
     // checked the padded sizes themselves).
-    auto phase_dim = [&](int d) {
-      const int64_t padded = g.in[d] + g.pad_begin[d] + g.pad_end[d];
-      return padded == 0 ? 0 : (padded - 1) / g.strides[d] + 1;
-    };
-    dq = phase_dim(0);
-    hq = phase_dim(1);
-    wq = phase_dim(2);
+    const size_t n = g.in.size();
     const char* what = "the size of the padded input";
-    phase = checked_mul(checked_mul(dq, hq, what), wq, what);
-    channel =
-        checked_mul(checked_mul(checked_mul(g.strides[0], g.strides[1], what), g.strides[2], what),
-                    phase, what);
+    for (size_t d = 0; d < n; ++d) {
+      const int64_t padded = g.in[d] + g.pad_begin[d] + g.pad_end[d];
+      q.push_back(padded == 0 ? 0 : (padded - 1) / g.strides[d] + 1);
+    }
+    stride.assign(n, 1);
+    for (size_t d = n - 1; d-- > 0;) stride[d] = checked_mul(stride[d + 1], q[d + 1], what);
+    phase = checked_mul(stride[0], q[0], what);
+    channel = phase;
+    for (size_t d = 0; d < n; ++d) channel = checked_mul(channel, g.strides[d], what);
   }
 
-  // Where kernel tap (kd, kh, kw) of input channel c reads, relative to the position.
-  int64_t offset(const WindowGeometry& g, int64_t c, int64_t kd, int64_t kh, int64_t kw) const {
-    const int64_t ed = kd * g.dilations[0], eh = kh * g.dilations[1], ew = kw * g.dilations[2];
-    const int64_t which =
-        ((ed % g.strides[0]) * g.strides[1] + eh % g.strides[1]) * g.strides[2] + ew % g.strides[2];
-    return c * channel + which * phase + ((ed / g.strides[0]) * hq + eh / g.strides[1]) * wq +
-           ew / g.strides[2];
+  // Which phase padded coordinates p[0..count) fall in, counted over the phases of all dims.
+  int64_t which(const WindowGeometry& g, const int64_t* p, size_t count) const {
+    int64_t w = 0;
+    for (size_t d = 0; d < g.in.size(); ++d)
+      w = w * g.strides[d] + (d < count ? p[d] % g.strides[d] : 0);
+    return w;
+  }
+
+  // Where kernel tap t (one index per dim) of input channel c reads, relative to the position.
+  int64_t offset(const WindowGeometry& g, int64_t c, const std::vector<int64_t>& t) const {
+    std::vector<int64_t> e(t.size());
+    int64_t at = 0;
+    for (size_t d = 0; d < t.size(); ++d) {
+      e[d] = t[d] * g.dilations[d];
+      at += e[d] / g.strides[d] * stride[d];
+    }
+    return c * channel + which(g, e.data(), e.size()) * phase + at;
   }
 };
 
@@ -146,29 +150,35 @@ struct PhaseLayout {
 template <typename T>
 void phase_input(const Tensor& x, const WindowGeometry& g, const PhaseLayout& l,
                  std::vector<double>& xp) {
+  const size_t n = g.in.size();
   const int64_t planes = x.shape()[0] * x.shape()[1];
   const char* what = "the padded input";
   const int64_t size =
       checked_add(checked_mul(planes, l.channel, what),
-                  checked_add(checked_mul(l.hq + 1, l.wq, what), kGemmNR, what), what);
+                  checked_add(checked_mul(l.q[n - 2] + 1, l.q[n - 1], what), kGemmNR, what), what);
   check_scratch_allocation(size, sizeof(double), "the padded input (in double)");
   xp.assign(static_cast<size_t>(size), 0.0);
   const T* src = x.data<T>();
-  const int64_t sw = g.strides[2];
+  const int64_t sw = g.strides[n - 1], in_w = g.in[n - 1];
+  const int64_t rows = shape_numel(g.in) / std::max<int64_t>(in_w, 1);
   parallel_for(planes, grain_for(l.channel), [&](int64_t first, int64_t last) {
+    std::vector<int64_t> p(n - 1);
     for (int64_t c = first; c < last; ++c)
-      for (int64_t d = 0; d < g.in[0]; ++d)
-        for (int64_t h = 0; h < g.in[1]; ++h) {
-          const T* row = src + ((c * g.in[0] + d) * g.in[1] + h) * g.in[2];
-          const int64_t pd = d + g.pad_begin[0], ph = h + g.pad_begin[1];
-          double* base = xp.data() + c * l.channel +
-                         ((pd % g.strides[0]) * g.strides[1] + ph % g.strides[1]) * sw * l.phase +
-                         ((pd / g.strides[0]) * l.hq + ph / g.strides[1]) * l.wq;
-          for (int64_t w = 0; w < g.in[2]; ++w) {
-            const int64_t pw = w + g.pad_begin[2];
-            base[(pw % sw) * l.phase + pw / sw] = to_double(row[w]);
-          }
+      for (int64_t r = 0; r < rows; ++r) {
+        // The row's padded coordinates in the dims before the last.
+        int64_t rest = r, at = 0;
+        for (size_t d = n - 1; d-- > 0;) {
+          p[d] = rest % g.in[d] + g.pad_begin[d];
+          rest /= g.in[d];
+          at += p[d] / g.strides[d] * l.stride[d];
         }
+        const T* row = src + (c * rows + r) * in_w;
+        double* base = xp.data() + c * l.channel + l.which(g, p.data(), n - 1) * l.phase + at;
+        for (int64_t w = 0; w < in_w; ++w) {
+          const int64_t pw = w + g.pad_begin[n - 1];
+          base[(pw % sw) * l.phase + pw / sw] = to_double(row[w]);
+        }
+      }
   });
 }
 
@@ -211,7 +221,10 @@ class Conv : public Kernel {
     out_shape.insert(out_shape.end(), geometry.out.begin(), geometry.out.end());
     Tensor y = uninitialized_tensor(x.dtype(), out_shape);
     if (y.numel() == 0) return y;
-    const WindowGeometry g = window_as_3d(geometry);
+    // At least 3 spatial dims (leading dims of size 1 change neither an offset nor the order
+    // of k), so that work items walk the dims before the last two.
+    const WindowGeometry g = window_lifted(geometry, std::max<size_t>(geometry.in.size(), 3));
+    const size_t nd = g.in.size();
     const int64_t group = attrs_.group, cg = channels / group, mg = maps / group;
     std::optional<PackedWeights> packed_here;
     const PackedWeights* wp =
@@ -224,21 +237,25 @@ class Conv : public Kernel {
     thread_local std::vector<double> xp_buffer;
     phase_input<T>(x, g, l, xp_buffer);
     const double* const xp = xp_buffer.data();
-    // One row offset per k, in the order (input channel, kernel depth, height, width).
-    const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2], k_total = cg * taps;
-    std::vector<int64_t> offsets(static_cast<size_t>(k_total));
+    // One row offset per k, in the order (input channel, kernel tap in increasing flat index).
+    const int64_t taps = shape_numel(g.kernel), k_total = cg * taps;
+    std::vector<int64_t> offsets(static_cast<size_t>(k_total)), t(nd);
     for (int64_t k = 0; k < k_total; ++k) {
-      const int64_t tap = k % taps;
-      offsets[k] = l.offset(g, k / taps, tap / (g.kernel[1] * g.kernel[2]),
-                            tap / g.kernel[2] % g.kernel[1], tap % g.kernel[2]);
+      for (int64_t d = static_cast<int64_t>(nd) - 1, rest = k % taps; d >= 0; --d) {
+        t[d] = rest % g.kernel[d];
+        rest /= g.kernel[d];
+      }
+      offsets[k] = l.offset(g, k / taps, t);
     }
-    const int64_t out_h = g.out[1], out_w = g.out[2], out_slice = out_h * out_w;
-    const int64_t span = (out_h - 1) * l.wq + out_w;  // q of one output depth slice
+    const int64_t out_h = g.out[nd - 2], out_w = g.out[nd - 1], out_slice = out_h * out_w;
+    const int64_t wq = l.q[nd - 1];
+    const int64_t leads = shape_numel(g.out) / std::max<int64_t>(out_slice, 1);
+    const int64_t span = (out_h - 1) * wq + out_w;  // q of one slice of the last two dims
     // Tiles of about equal size (whole panels), so that work items are alike.
     const int64_t tiles = (span + kTile - 1) / kTile;
     const int64_t tile_size = ((span + tiles - 1) / tiles + kGemmNR - 1) / kGemmNR * kGemmNR;
-    const MapBlocks blocks = map_blocks(wp->panels, batch * group * g.out[0] * tiles);
-    const int64_t items = batch * group * g.out[0] * tiles * blocks.count;
+    const MapBlocks blocks = map_blocks(wp->panels, batch * group * leads * tiles);
+    const int64_t items = batch * group * leads * tiles * blocks.count;
     const int64_t item_work = blocks.panels_per_block * kGemmMR * tile_size * k_total;
     const T* bs = bias ? bias->data<T>() : nullptr;
     T* dst = y.data<T>();
@@ -252,16 +269,22 @@ class Conv : public Kernel {
         rest /= blocks.count;
         const int64_t tile = rest % tiles;
         rest /= tiles;
-        const int64_t od = rest % g.out[0];
-        rest /= g.out[0];
+        const int64_t lead = rest % leads;
+        rest /= leads;
         const int64_t grp = rest % group, n = rest / group;
+        // Where the slice of the leading output position reads: index o per leading dim.
+        int64_t lead_at = 0;
+        for (int64_t d = static_cast<int64_t>(nd) - 3, r = lead; d >= 0; --d) {
+          lead_at += r % g.out[d] * l.stride[d];
+          r /= g.out[d];
+        }
         const int64_t q0 = tile * tile_size, len = std::min(tile_size, span - q0);
         const int64_t col_panels = (len + kGemmNR - 1) / kGemmNR, ld = col_panels * kGemmNR;
         const int64_t panel0 = mb * blocks.panels_per_block;
         const int64_t row_panels =
             std::min(blocks.panels, panel0 + blocks.panels_per_block) - panel0;
         std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
-        const double* b = xp + (n * channels + grp * cg) * l.channel + od * l.hq * l.wq + q0;
+        const double* b = xp + (n * channels + grp * cg) * l.channel + lead_at + q0;
         const double* wg = wp->values.data() + (grp * blocks.panels + panel0) * k_total * kGemmMR;
         for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc)
           gemm_rows(std::min(kGemmKc, k_total - k0), wg + k0 * kGemmMR, k_total * kGemmMR,
@@ -271,12 +294,12 @@ class Conv : public Kernel {
           const int64_t map = grp * mg + m;
           const double bv = bs ? to_double(bs[map]) : 0.0;
           const double* row = acc.data() + (m - panel0 * kGemmMR) * ld;
-          T* out = dst + ((n * maps + map) * g.out[0] + od) * out_slice;
+          T* out = dst + ((n * maps + map) * leads + lead) * out_slice;
           // The tile's q, output row by output row, skipping the dropped columns.
-          for (int64_t q = q0; q < q0 + len; q = (q / l.wq + 1) * l.wq) {
-            const int64_t oh = q / l.wq, end = std::min(q0 + len, oh * l.wq + out_w);
+          for (int64_t q = q0; q < q0 + len; q = (q / wq + 1) * wq) {
+            const int64_t oh = q / wq, end = std::min(q0 + len, oh * wq + out_w);
             for (int64_t i = q; i < end; ++i)
-              out[oh * out_w + (i - oh * l.wq)] = narrow<T>(row[i - q0] + bv);
+              out[oh * out_w + (i - oh * wq)] = narrow<T>(row[i - q0] + bv);
           }
         }
       }

@@ -145,7 +145,77 @@ __attribute__((target("avx2,fma"), optimize("fp-contract=off"))) void avx2_panel
                                     c + (ip * kGemmMR + i0) * ldc + jp * kGemmNR + j0, ldc);
 }
 
+// The matrix-vector product, kLanes doubles per vector and kVectors accumulators per block of
+// columns (enough independent additions to hide their latency).
+__attribute__((target("avx512f"), optimize("fp-contract=off"))) void avx512_gemv(
+    int64_t k, const double* x, const double* b, int64_t ldb, int64_t n, double* y) {
+  constexpr int64_t kVectors = 8, kWide = kVectors * 8;
+  int64_t j = 0;
+  for (; j + kWide <= n; j += kWide) {
+    __m512d acc[kVectors];
+    for (int64_t v = 0; v < kVectors; ++v) acc[v] = _mm512_loadu_pd(y + j + 8 * v);
+    for (int64_t p = 0; p < k; ++p) {
+      const __m512d xv = _mm512_set1_pd(x[p]);
+      const double* row = b + p * ldb + j;
+      for (int64_t v = 0; v < kVectors; ++v)
+        acc[v] = _mm512_add_pd(acc[v], _mm512_mul_pd(xv, _mm512_loadu_pd(row + 8 * v)));
+    }
+    for (int64_t v = 0; v < kVectors; ++v) _mm512_storeu_pd(y + j + 8 * v, acc[v]);
+  }
+  for (; j + 8 <= n; j += 8) {
+    __m512d acc = _mm512_loadu_pd(y + j);
+    for (int64_t p = 0; p < k; ++p)
+      acc =
+          _mm512_add_pd(acc, _mm512_mul_pd(_mm512_set1_pd(x[p]), _mm512_loadu_pd(b + p * ldb + j)));
+    _mm512_storeu_pd(y + j, acc);
+  }
+  for (; j < n; ++j) {
+    double acc = y[j];
+    for (int64_t p = 0; p < k; ++p) acc += x[p] * b[p * ldb + j];
+    y[j] = acc;
+  }
+}
+
+__attribute__((target("avx2,fma"), optimize("fp-contract=off"))) void avx2_gemv(
+    int64_t k, const double* x, const double* b, int64_t ldb, int64_t n, double* y) {
+  constexpr int64_t kVectors = 8, kWide = kVectors * 4;
+  int64_t j = 0;
+  for (; j + kWide <= n; j += kWide) {
+    __m256d acc[kVectors];
+    for (int64_t v = 0; v < kVectors; ++v) acc[v] = _mm256_loadu_pd(y + j + 4 * v);
+    for (int64_t p = 0; p < k; ++p) {
+      const __m256d xv = _mm256_broadcast_sd(x + p);
+      const double* row = b + p * ldb + j;
+      for (int64_t v = 0; v < kVectors; ++v)
+        acc[v] = _mm256_add_pd(acc[v], _mm256_mul_pd(xv, _mm256_loadu_pd(row + 4 * v)));
+    }
+    for (int64_t v = 0; v < kVectors; ++v) _mm256_storeu_pd(y + j + 4 * v, acc[v]);
+  }
+  for (; j + 4 <= n; j += 4) {
+    __m256d acc = _mm256_loadu_pd(y + j);
+    for (int64_t p = 0; p < k; ++p)
+      acc = _mm256_add_pd(
+          acc, _mm256_mul_pd(_mm256_broadcast_sd(x + p), _mm256_loadu_pd(b + p * ldb + j)));
+    _mm256_storeu_pd(y + j, acc);
+  }
+  for (; j < n; ++j) {
+    double acc = y[j];
+    for (int64_t p = 0; p < k; ++p) acc += x[p] * b[p * ldb + j];
+    y[j] = acc;
+  }
+}
+
 #endif  // __x86_64__
+
+__attribute__((optimize("fp-contract=off"))) void portable_gemv(int64_t k, const double* x,
+                                                                const double* b, int64_t ldb,
+                                                                int64_t n, double* y) {
+  for (int64_t p = 0; p < k; ++p) {
+    const double xv = x[p];
+    const double* row = b + p * ldb;
+    for (int64_t j = 0; j < n; ++j) y[j] += xv * row[j];
+  }
+}
 
 bool cpu_has(GemmPath path) {
 #if defined(__x86_64__)
@@ -228,6 +298,19 @@ void gemm_rows(int64_t kc, const double* a, int64_t a_stride, int64_t row_panels
                bool exact_products) {
   double_panels(kc, a, a_stride, row_panels, b, kGemmNR, TableRows{b_rows}, col_panels, c, ldc,
                 exact_products);
+}
+
+void gemv_unfused(int64_t k, const double* x, const double* b, int64_t ldb, int64_t n, double* y) {
+  switch (gemm_path()) {
+#if defined(__x86_64__)
+    case GemmPath::kAvx512:
+      return avx512_gemv(k, x, b, ldb, n, y);
+    case GemmPath::kAvx2Fma:
+      return avx2_gemv(k, x, b, ldb, n, y);
+#endif
+    default:
+      return portable_gemv(k, x, b, ldb, n, y);
+  }
 }
 
 void gemm_panels(int64_t kc, const uint64_t* a, int64_t a_stride, int64_t row_panels,

@@ -55,6 +55,13 @@ void gemm_rows(int64_t kc, const double* a, int64_t a_panel_stride, int64_t row_
                const double* b, const int64_t* b_rows, int64_t col_panels, double* c, int64_t ldc,
                bool exact_products);
 
+// y[j] += sum_p x[p] * b[p * ldb + j] for j < n, over p < k in increasing order, every product
+// and every addition rounded separately (never fused), vectorized along j: each y[j] gets the
+// sequential sum ((y + x0 b0j) + x1 b1j) + ... on every code path. For a matrix-vector product
+// whose vector is not made of widened float values (a recurrent layer's state), one row at a
+// time, where a GEMM tile would waste all but one of its rows.
+void gemv_unfused(int64_t k, const double* x, const double* b, int64_t ldb, int64_t n, double* y);
+
 // Whether products of two T values (widened to double) are exact, so FMA may be used.
 template <typename T>
 inline constexpr bool gemm_exact_products_v = sizeof(T) <= 4;

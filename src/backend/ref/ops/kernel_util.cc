@@ -360,8 +360,13 @@ WindowGeometry window_as_3d(const WindowGeometry& g) {
   const size_t n = g.in.size();
   if (n < 1 || n > 3)
     fail("failed to slide a window over {} spatial dims: 1, 2 or 3 are supported", n);
+  return window_lifted(g, 3);
+}
+
+WindowGeometry window_lifted(const WindowGeometry& g, size_t dims) {
+  const size_t n = g.in.size(), extra = dims > n ? dims - n : 0;
   auto lift = [&](const std::vector<int64_t>& v, int64_t fill) {
-    std::vector<int64_t> r(3 - n, fill);
+    std::vector<int64_t> r(extra, fill);
     r.insert(r.end(), v.begin(), v.end());
     return r;
   };

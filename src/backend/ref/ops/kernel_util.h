@@ -390,6 +390,9 @@ WindowAttrs read_window_attrs(const OpContext& ctx, bool with_ceil_mode);
 // window that would start in the end padding is dropped (ONNX's rule, as PyTorch's).
 WindowGeometry window_geometry(const WindowAttrs& attrs, const Shape& in_spatial,
                                const std::vector<int64_t>& kernel);
+// The same geometry with leading dims of size 1 (stride and dilation 1, no padding) added up
+// to `dims` spatial dims (none when it has as many already).
+WindowGeometry window_lifted(const WindowGeometry& g, size_t dims);
 // The same geometry with leading dims of size 1 added up to 3 spatial dims, so one 3-D loop
 // serves 1-D, 2-D and 3-D windows. Throws for more than 3 spatial dims.
 WindowGeometry window_as_3d(const WindowGeometry& g);

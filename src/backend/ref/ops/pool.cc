@@ -49,26 +49,76 @@ Taps taps_at(const WindowGeometry& g, int dim, int64_t o) {
   return t;
 }
 
-// Calls fn(plane_index, out_offset, d, h, w taps) for every output position of every plane.
-// The taps of each output coordinate are the same for every plane, so they are worked out once.
+// Calls fn(plane_index, out_offset, taps) for every output position of every plane, with
+// taps[i] the taps of spatial dim i (the geometry has at least 3: window_lifted). The taps of
+// each output coordinate are the same for every plane, so they are worked out once.
 template <typename F>
 void for_each_window(const WindowGeometry& g, int64_t planes, F&& fn) {
-  const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
+  const size_t n = g.in.size();
+  const int64_t out_size = shape_numel(g.out);
+  const int64_t out_d = g.out[n - 3], out_h = g.out[n - 2], out_w = g.out[n - 1];
+  const int64_t leads = out_size == 0 ? 0 : out_size / (out_d * out_h * out_w);
   // The work per output, for the grain: at most the taps inside the input.
-  const int64_t window = std::min(g.in[0], g.kernel[0]) * std::min(g.in[1], g.kernel[1]) *
-                         std::min(g.in[2], g.kernel[2]);
-  std::array<std::vector<Taps>, 3> taps;
-  for (int dim = 0; dim < 3; ++dim)
-    for (int64_t o = 0; o < g.out[dim]; ++o) taps[dim].push_back(taps_at(g, dim, o));
+  int64_t window = 1;
+  for (size_t d = 0; d < n; ++d) window = saturating_mul(window, std::min(g.in[d], g.kernel[d]));
+  std::vector<std::vector<Taps>> taps(n);
+  for (size_t dim = 0; dim < n; ++dim)
+    for (int64_t o = 0; o < g.out[dim]; ++o)
+      taps[dim].push_back(taps_at(g, static_cast<int>(dim), o));
   parallel_for(planes, grain_for(saturating_mul(out_size, window)), [&](int64_t b, int64_t e) {
+    std::vector<Taps> at(n);
     for (int64_t p = b; p < e; ++p)
-      for (int64_t od = 0; od < g.out[0]; ++od)
-        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          const int64_t row = (od * g.out[1] + oh) * g.out[2];
-          for (int64_t ow = 0; ow < g.out[2]; ++ow)
-            fn(p, row + ow, taps[0][od], taps[1][oh], taps[2][ow]);
+      for (int64_t lead = 0; lead < leads; ++lead) {
+        for (int64_t d = static_cast<int64_t>(n) - 4, r = lead; d >= 0; --d) {
+          at[d] = taps[d][r % g.out[d]];
+          r /= g.out[d];
         }
+        for (int64_t od = 0; od < out_d; ++od) {
+          at[n - 3] = taps[n - 3][od];
+          for (int64_t oh = 0; oh < out_h; ++oh) {
+            at[n - 2] = taps[n - 2][oh];
+            const int64_t row = ((lead * out_d + od) * out_h + oh) * out_w;
+            for (int64_t ow = 0; ow < out_w; ++ow) {
+              at[n - 1] = taps[n - 1][ow];
+              fn(p, row + ow, static_cast<const Taps*>(at.data()));
+            }
+          }
+        }
+      }
   });
+}
+
+// Calls f(at, col) for every combination of valid taps of the dims before the last three, in
+// increasing order: at is the row-major input offset of those coordinates, col their
+// column-major one (storage_order 1). Once with (0, 0) when there are no such dims.
+template <typename F>
+void for_each_lead_tap(const WindowGeometry& g, const Taps* t, F&& f) {
+  const size_t lead_dims = g.in.size() - 3;
+  if (lead_dims == 0) return f(int64_t{0}, int64_t{0});
+  std::vector<int64_t> k(lead_dims), row_stride(lead_dims), col_stride(lead_dims);
+  int64_t row = shape_numel(std::vector<int64_t>(g.in.end() - 3, g.in.end())), col = 1;
+  for (size_t d = lead_dims; d-- > 0;) {
+    row_stride[d] = row;
+    row *= g.in[d];
+  }
+  for (size_t d = 0; d < lead_dims; ++d) {
+    col_stride[d] = col;
+    col *= g.in[d];
+    if (t[d].first_valid >= t[d].end_valid) return;
+    k[d] = t[d].first_valid;
+  }
+  while (true) {
+    int64_t at = 0, at_col = 0;
+    for (size_t d = 0; d < lead_dims; ++d) {
+      const int64_t c = t[d].start + k[d] * t[d].step;
+      at += c * row_stride[d];
+      at_col += c * col_stride[d];
+    }
+    f(at, at_col);
+    size_t d = lead_dims;
+    while (d-- > 0 && ++k[d] == t[d].end_valid) k[d] = t[d].first_valid;
+    if (d == static_cast<size_t>(-1)) return;
+  }
 }
 
 Shape pooled_shape(const Tensor& x, const std::vector<int64_t>& out_spatial) {
@@ -86,7 +136,7 @@ class MaxPool : public Kernel {
 
   Outputs run(const Inputs& in, RunContext& ctx) override {
     const Tensor& x = input_tensor(in, 0, "X");
-    check_rank(x, 3, 5, "input X");
+    check_rank(x, 3, 64, "input X");
     Shape spatial(x.shape().begin() + 2, x.shape().end());
     WindowGeometry geometry = window_geometry(window_, spatial, kernel_);
     const bool want_indices = ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty();
@@ -99,39 +149,44 @@ class MaxPool : public Kernel {
  private:
   template <typename T>
   Outputs pool(const Tensor& x, const WindowGeometry& geometry, bool want_indices) const {
-    const WindowGeometry g = window_as_3d(geometry);
+    const WindowGeometry g = window_lifted(geometry, std::max<size_t>(geometry.in.size(), 3));
+    const size_t n = g.in.size();
     const int64_t planes = x.shape()[0] * x.shape()[1];
-    const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
-    const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
+    const int64_t in_size = shape_numel(g.in), out_size = shape_numel(g.out);
+    const int64_t in_d = g.in[n - 3], in_h = g.in[n - 2], in_w = g.in[n - 1];
+    // Column-major offsets of the last three dims scale by the dims before them.
+    const int64_t col_scale = in_size == 0 ? 0 : in_size / (in_d * in_h * in_w);
     Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
     Tensor indices = want_indices ? uninitialized_tensor(DataType::kInt64, y.shape()) : Tensor();
     const T* src = x.data<T>();
     T* dst = y.data<T>();
     int64_t* idx = want_indices ? indices.data<int64_t>() : nullptr;
-    for_each_window(g, planes,
-                    [&](int64_t p, int64_t o, const Taps& td, const Taps& th, const Taps& tw) {
-                      const T* plane = src + p * in_size;
-                      bool found = false;
-                      compute_t<T> best{};
-                      int64_t best_at = 0;
-                      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
-                        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
-                          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
-                            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
-                                          w = tw.start + c * tw.step;
-                            const int64_t at = (d * g.in[1] + h) * g.in[2] + w;
-                            const compute_t<T> v = widen(plane[at]);
-                            // The first maximum wins; a NaN, once met, stays (NumPy's max).
-                            if (!found || v > best || (is_nan(v) && !is_nan(best))) {
-                              best = v;
-                              best_at = column_major_ ? (w * g.in[1] + h) * g.in[0] + d : at;
-                              found = true;
-                            }
-                          }
-                      if (!found) best = lowest<T>();  // a window entirely in padding
-                      dst[p * out_size + o] = narrow<T>(best);
-                      if (idx) idx[p * out_size + o] = p * in_size + best_at;
-                    });
+    for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps* t) {
+      const Taps &td = t[n - 3], &th = t[n - 2], &tw = t[n - 1];
+      const T* plane = src + p * in_size;
+      bool found = false;
+      compute_t<T> best{};
+      int64_t best_at = 0;
+      for_each_lead_tap(g, t, [&](int64_t lead_at, int64_t lead_col) {
+        for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+          for (int64_t b = th.first_valid; b < th.end_valid; ++b)
+            for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
+              const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
+                            w = tw.start + c * tw.step;
+              const int64_t at = lead_at + (d * in_h + h) * in_w + w;
+              const compute_t<T> v = widen(plane[at]);
+              // The first maximum wins; a NaN, once met, stays (NumPy's max).
+              if (!found || v > best || (is_nan(v) && !is_nan(best))) {
+                best = v;
+                best_at = column_major_ ? lead_col + ((w * in_h + h) * in_d + d) * col_scale : at;
+                found = true;
+              }
+            }
+      });
+      if (!found) best = lowest<T>();  // a window entirely in padding
+      dst[p * out_size + o] = narrow<T>(best);
+      if (idx) idx[p * out_size + o] = p * in_size + best_at;
+    });
     Outputs out{Value(y)};
     if (want_indices) out.push_back(Value(indices));
     return out;
@@ -164,26 +219,29 @@ PARITY_REF_OP("", "MaxPool", 1, kOpsetMax, MaxPool);
 // finish(sum of term(x) over its window's valid taps, in a fixed order), in double.
 template <typename T, typename Term, typename Finish>
 Tensor window_sums(const Tensor& x, const WindowGeometry& geometry, Term term, Finish finish) {
-  const WindowGeometry g = window_as_3d(geometry);
+  const WindowGeometry g = window_lifted(geometry, std::max<size_t>(geometry.in.size(), 3));
+  const size_t n = g.in.size();
   const int64_t planes = x.shape()[0] * x.shape()[1];
-  const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_size = g.out[0] * g.out[1] * g.out[2];
+  const int64_t in_size = shape_numel(g.in), out_size = shape_numel(g.out);
+  const int64_t in_h = g.in[n - 2], in_w = g.in[n - 1];
   Tensor y = uninitialized_tensor(x.dtype(), pooled_shape(x, geometry.out));
   const T* src = x.data<T>();
   T* dst = y.data<T>();
-  for_each_window(g, planes,
-                  [&](int64_t p, int64_t o, const Taps& td, const Taps& th, const Taps& tw) {
-                    const T* plane = src + p * in_size;
-                    double sum = 0;
-                    for (int64_t a = td.first_valid; a < td.end_valid; ++a)
-                      for (int64_t b = th.first_valid; b < th.end_valid; ++b)
-                        for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
-                          const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
-                                        w = tw.start + c * tw.step;
-                          sum += term(to_double(plane[(d * g.in[1] + h) * g.in[2] + w]));
-                        }
-                    dst[p * out_size + o] = narrow<T>(finish(sum, td, th, tw));
-                  });
+  for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps* t) {
+    const Taps &td = t[n - 3], &th = t[n - 2], &tw = t[n - 1];
+    const T* plane = src + p * in_size;
+    double sum = 0;
+    for_each_lead_tap(g, t, [&](int64_t lead_at, int64_t) {
+      for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+        for (int64_t b = th.first_valid; b < th.end_valid; ++b)
+          for (int64_t c = tw.first_valid; c < tw.end_valid; ++c) {
+            const int64_t d = td.start + a * td.step, h = th.start + b * th.step,
+                          w = tw.start + c * tw.step;
+            sum += term(to_double(plane[lead_at + (d * in_h + h) * in_w + w]));
+          }
+    });
+    dst[p * out_size + o] = narrow<T>(finish(sum, t, n));
+  });
   return y;
 }
 
@@ -193,7 +251,7 @@ template <typename Pool>
 Outputs run_float_pool(const Inputs& in, const WindowAttrs& window,
                        const std::vector<int64_t>& kernel, Pool&& pool) {
   const Tensor& x = input_tensor(in, 0, "X");
-  check_rank(x, 3, 5, "input X");
+  check_rank(x, 3, 64, "input X");
   Shape spatial(x.shape().begin() + 2, x.shape().end());
   WindowGeometry geometry = window_geometry(window, spatial, kernel);
   return {dispatch<FloatTypes>(
@@ -219,13 +277,12 @@ class AveragePool : public Kernel {
   Tensor pool(const Tensor& x, const WindowGeometry& geometry) const {
     return window_sums<T>(
         x, geometry, [](double v) { return v; },
-        [&](double sum, const Taps& td, const Taps& th, const Taps& tw) {
+        [&](double sum, const Taps* t, size_t n) {
           // The divisor counts the taps inside the input, or with count_include_pad those
           // inside the padded input (not those a ceil_mode window adds beyond the end padding).
-          const int64_t count = count_include_pad_ ? td.in_padded * th.in_padded * tw.in_padded
-                                                   : (td.end_valid - td.first_valid) *
-                                                         (th.end_valid - th.first_valid) *
-                                                         (tw.end_valid - tw.first_valid);
+          int64_t count = 1;
+          for (size_t d = 0; d < n; ++d)
+            count *= count_include_pad_ ? t[d].in_padded : t[d].end_valid - t[d].first_valid;
           return sum / static_cast<double>(count);
         });
   }
@@ -276,7 +333,7 @@ class LpPool : public Kernel {
   Tensor pool(const Tensor& x, const WindowGeometry& geometry) const {
     return window_sums<T>(
         x, geometry, [&](double v) { return norm_.term(v); },
-        [&](double sum, const Taps&, const Taps&, const Taps&) { return norm_.finish(sum); });
+        [&](double sum, const Taps*, size_t) { return norm_.finish(sum); });
   }
 
   WindowAttrs window_;

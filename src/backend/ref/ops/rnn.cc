@@ -5,6 +5,15 @@
 // state included, is kept in double; only the values written to Y, Y_h and Y_c are rounded to
 // the element type.
 //
+// Speed without changing a bit: the input products x_t · W of every time step are one GEMM
+// before the recurrence (matmul_util.h), and the recurrent products h · R one vectorized
+// matrix-vector product per step (gemv_unfused, over R transposed); both sum each element's
+// products in increasing index from zero, as the scalar dot product did, with products rounded
+// alike (fused only where they are exact). The gate activations stay glibc's scalar functions:
+// their double results feed the next step, so a vector function that differs from glibc in the
+// last bit of a double would change the state, not just a rounding (vector_math.h's guard
+// only proves a result's rounding to the element type).
+//
 // Gate order in W, R and B follows the spec: RNN [i], GRU [z, r, h], LSTM [i, o, f, c];
 // peepholes P are [i, o, f]. Versions 1 and 3 (GRU) / 7 / 14 differ only by attributes:
 // output_sequence (1, ignored: which outputs exist is said by the node), linear_before_reset
@@ -13,7 +22,11 @@
 #include <cctype>
 #include <cmath>
 
+#include "backend/ref/ops/gemm_kernel.h"
 #include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/matmul_util.h"
+#include "core/checked_math.h"
+#include "core/limits.h"
 
 namespace parity::ref {
 namespace {
@@ -164,13 +177,6 @@ std::vector<double> doubles_of(const Tensor* t) {
   return t ? read_doubles<RecurrentTypes>(*t, "the input") : std::vector<double>{};
 }
 
-// row · x over one matrix row, in order.
-inline double dot(const double* row, const double* x, int64_t n) {
-  double acc = 0;
-  for (int64_t i = 0; i < n; ++i) acc += row[i] * x[i];
-  return acc;
-}
-
 class Recurrent : public Kernel {
  public:
   Recurrent(const OpContext& ctx, CellKind cell) : cell_(cell) {
@@ -284,10 +290,38 @@ class Recurrent : public Kernel {
     T* yhp = yh.defined() ? yh.data<T>() : nullptr;
     T* ycp = yc.defined() ? yc.data<T>() : nullptr;
 
+    // x_t · W_d[k] for every time step and direction: xw[(d * rows + t * batch + b) * gh + k].
+    const int64_t rows = g.seq * g.batch;
+    check_scratch_allocation(saturating_mul(g.dirs * rows, gh), sizeof(double),
+                             "the input products of every time step (in double)");
+    std::vector<double> xw(static_cast<size_t>(g.dirs * rows * gh));
+    {
+      const PackedB<double> wp = pack_b<double>(
+          g.dirs, g.input, gh,
+          [&](int64_t d, int64_t p, int64_t k) { return wd[(d * gh + k) * g.input + p]; });
+      std::vector<int64_t> which(static_cast<size_t>(g.dirs));
+      for (int64_t d = 0; d < g.dirs; ++d) which[d] = d;
+      multiply_blocks<double>(
+          g.dirs, rows, wp, which,
+          [&](int64_t, int64_t row, int64_t p) {
+            return to_double(xp[g.x_offset(row / g.batch, row % g.batch) + p]);
+          },
+          [&](int64_t d, int64_t row, int64_t k0, int64_t count, const double* v) {
+            std::copy(v, v + count, xw.data() + (d * rows + row) * gh + k0);
+          },
+          gemm_exact_products_v<T>);
+    }
+    // R transposed, [H, gh] per direction, for the recurrent products.
+    std::vector<double> rt(rd.size());
+    for (int64_t d = 0; d < g.dirs; ++d)
+      for (int64_t k = 0; k < gh; ++k)
+        for (int64_t i = 0; i < g.hidden; ++i)
+          rt[(d * g.hidden + i) * gh + k] = rd[(d * gh + k) * g.hidden + i];
+
     const int64_t chains = g.dirs * g.batch;
-    const int64_t work = g.seq * gh * (g.input + g.hidden);
+    const int64_t work = g.seq * gh * g.hidden;
     parallel_for(chains, grain_for(work), [&](int64_t begin, int64_t end) {
-      std::vector<double> h(g.hidden), c(g.hidden), xs(g.input), pre(gh), next(g.hidden);
+      std::vector<double> h(g.hidden), c(g.hidden), pre(gh), rec(gh), next(g.hidden);
       for (int64_t chain = begin; chain < end; ++chain) {
         const int64_t d = chain / g.batch, bi = chain % g.batch;
         const bool reverse = direction_ == Direction::kReverse || d == 1;
@@ -296,16 +330,15 @@ class Recurrent : public Kernel {
           h[j] = h0d.empty() ? 0.0 : h0d[so + j];
           c[j] = c0d.empty() ? 0.0 : c0d[so + j];
         }
-        const Weights wt{wd.data() + d * gh * g.input, rd.data() + d * gh * g.hidden,
+        const Weights wt{rt.data() + d * g.hidden * gh,
                          bd.empty() ? nullptr : bd.data() + d * 2 * gh,
                          pd.empty() ? nullptr : pd.data() + d * 3 * g.hidden,
                          activations_.data() + d * activations_.size() / g.dirs};
         const int64_t len = seq_lens[bi];
         for (int64_t s = 0; s < len; ++s) {
           const int64_t t = reverse ? len - 1 - s : s;
-          const T* xt = xp + g.x_offset(t, bi);
-          for (int64_t i = 0; i < g.input; ++i) xs[i] = to_double(xt[i]);
-          step(g, wt, xs.data(), h.data(), c.data(), pre.data(), next.data());
+          const double* xwt = xw.data() + (d * rows + t * g.batch + bi) * gh;
+          step(g, wt, xwt, h.data(), c.data(), pre.data(), rec.data(), next.data());
           if (yp)
             for (int64_t j = 0; j < g.hidden; ++j) yp[g.y_offset(t, d, bi) + j] = narrow<T>(h[j]);
         }
@@ -324,39 +357,49 @@ class Recurrent : public Kernel {
 
   // One direction's parameters, in double.
   struct Weights {
-    const double* w;  // [gates*H, I]
-    const double* r;  // [gates*H, H]
-    const double* b;  // [2*gates*H] (Wb then Rb) or null
-    const double* p;  // [3*H] or null
+    const double* rt;  // [H, gates*H]: R transposed
+    const double* b;   // [2*gates*H] (Wb then Rb) or null
+    const double* p;   // [3*H] or null
     const Activation* act;
   };
 
   double clipped(double v) const { return clip_ > 0 ? std::clamp(v, -clip_, clip_) : v; }
 
-  // pre[g*H + j] = Wb + x · W[g*H + j] (+ Rb + h · R[g*H + j] for gates in [0, with_r)).
-  void gate_inputs(const Geometry& g, const Weights& wt, const double* x, const double* h,
+  // rec[k] = v · R[k] for the gates k in [first * H, (first + count) * H), one sum per gate row
+  // in increasing index.
+  static void recurrent_products(const Geometry& g, const Weights& wt, const double* v,
+                                 int64_t gates, int64_t first, int64_t count, double* rec) {
+    const int64_t gh = gates * g.hidden;
+    std::fill(rec + first * g.hidden, rec + (first + count) * g.hidden, 0.0);
+    gemv_unfused(g.hidden, v, wt.rt + first * g.hidden, gh, count * g.hidden,
+                 rec + first * g.hidden);
+  }
+
+  // pre[k] = (x · W[k] + Wb) (+ (h · R[k] + Rb) for gates in [0, with_r)), with xw = x · W and
+  // rec = h · R.
+  void gate_inputs(const Geometry& g, const Weights& wt, const double* xw, const double* rec,
                    double* pre, int64_t with_r) const {
     const int64_t gh = gates_ * g.hidden;
     for (int64_t k = 0; k < gh; ++k) {
-      double v = dot(wt.w + k * g.input, x, g.input) + (wt.b ? wt.b[k] : 0.0);
-      if (k < with_r * g.hidden)
-        v += dot(wt.r + k * g.hidden, h, g.hidden) + (wt.b ? wt.b[gh + k] : 0.0);
+      double v = xw[k] + (wt.b ? wt.b[k] : 0.0);
+      if (k < with_r * g.hidden) v += rec[k] + (wt.b ? wt.b[gh + k] : 0.0);
       pre[k] = v;
     }
   }
 
-  void step(const Geometry& g, const Weights& wt, const double* x, double* h, double* c,
-            double* pre, double* next) const {
+  void step(const Geometry& g, const Weights& wt, const double* xw, double* h, double* c,
+            double* pre, double* rec, double* next) const {
     const int64_t H = g.hidden;
     switch (cell_) {
       case CellKind::kRnn:
-        gate_inputs(g, wt, x, h, pre, 1);
+        recurrent_products(g, wt, h, gates_, 0, 1, rec);
+        gate_inputs(g, wt, xw, rec, pre, 1);
         for (int64_t j = 0; j < H; ++j) h[j] = wt.act[0](clipped(pre[j]));
         return;
       case CellKind::kGru: {
         // z and r see h directly; the h gate sees r ⊙ h (or r ⊙ (h · R_h + Rb_h)).
-        gate_inputs(g, wt, x, h, pre, 2);
-        const double* rh = wt.r + 2 * H * H;
+        recurrent_products(g, wt, h, gates_, 0, linear_before_reset_ ? 3 : 2, rec);
+        gate_inputs(g, wt, xw, rec, pre, 2);
         const double* rbh = wt.b ? wt.b + 3 * H + 2 * H : nullptr;
         double* z = pre;
         double* rg = pre + H;
@@ -365,17 +408,19 @@ class Recurrent : public Kernel {
           rg[j] = wt.act[0](clipped(rg[j]));
         }
         for (int64_t j = 0; j < H; ++j) next[j] = rg[j] * h[j];
+        if (!linear_before_reset_) recurrent_products(g, wt, next, gates_, 2, 1, rec);
         for (int64_t j = 0; j < H; ++j) {
           const double rb = rbh ? rbh[j] : 0.0;
-          const double rec = linear_before_reset_ ? rg[j] * (dot(rh + j * H, h, H) + rb)
-                                                  : dot(rh + j * H, next, H) + rb;
-          pre[2 * H + j] = wt.act[1](clipped(pre[2 * H + j] + rec));
+          const double rec_h =
+              linear_before_reset_ ? rg[j] * (rec[2 * H + j] + rb) : rec[2 * H + j] + rb;
+          pre[2 * H + j] = wt.act[1](clipped(pre[2 * H + j] + rec_h));
         }
         for (int64_t j = 0; j < H; ++j) h[j] = (1 - z[j]) * pre[2 * H + j] + z[j] * h[j];
         return;
       }
       case CellKind::kLstm: {
-        gate_inputs(g, wt, x, h, pre, 4);
+        recurrent_products(g, wt, h, gates_, 0, 4, rec);
+        gate_inputs(g, wt, xw, rec, pre, 4);
         double* i = pre;
         double* o = pre + H;
         double* f = pre + 2 * H;
