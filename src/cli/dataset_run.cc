@@ -83,10 +83,10 @@ RunEnd compare_saved(const RunArgs& args, const ComparatorOptions& cmp,
 RunEnd run_in_process(const RunArgs& args, const ComparatorOptions& cmp,
                       const std::vector<ConfiguredBackend>& backends) {
   const Shard shard = args.dataset.parsed_shard();
-  ModelPtr loaded = runner_model_loader(args)();
+  const RunnerModels models = runner_models(args, backends);
   std::vector<std::unique_ptr<Runner>> owned;
-  for (const ConfiguredBackend& b : backends)
-    owned.push_back(b.make_runner(args.model.loader_for(loaded, b.backend->opens_model_file)));
+  for (size_t i = 0; i < backends.size(); ++i)
+    owned.push_back(backends[i].make_runner(models.loaders[i]));
   std::vector<Runner*> runners;
   std::vector<std::string> names;
   for (auto& r : owned) {

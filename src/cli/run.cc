@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <mutex>
+
 #include "backend/subprocess_runner.h"
 #include "cli/app.h"
 #include "cli/dataset_run.h"
@@ -42,10 +44,27 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
   return sub;
 }
 
-Loader<ModelPtr> runner_model_loader(const RunArgs& args) {
-  Loader<ModelPtr> model = args.model.shared_loader();
-  if (args.save_onnx.output.empty()) return model;
-  return SaveOnnx(model, args.save_onnx.output, args.save_onnx.options(args.model.path()));
+RunnerModels runner_models(const RunArgs& args, const std::vector<ConfiguredBackend>& backends) {
+  RunnerModels models{args.model.shared_loader()(), {}};
+  const bool saving = !args.save_onnx.output.empty();
+  auto saved = std::make_shared<std::once_flag>();
+  for (const ConfiguredBackend& b : backends) {
+    // A runner that saves the model loads it through the saver, as Polygraphy's does, even
+    // where it could open the unmodified file itself.
+    Loader<ModelPtr> model =
+        args.model.loader_for(models.shared, b.backend->opens_model_file && !saving);
+    if (saving) {
+      Loader<ModelPtr> save =
+          SaveOnnx(model, args.save_onnx.output, args.save_onnx.options(args.model.path()));
+      model = Loader<ModelPtr>([model, save, saved] {
+        ModelPtr m;
+        std::call_once(*saved, [&] { m = save(); });
+        return m ? m : model();
+      });
+    }
+    models.loaders.push_back(std::move(model));
+  }
+  return models;
 }
 
 namespace {
@@ -385,14 +404,13 @@ RunEnd run_command(const RunArgs& args) {
         "layer-wise summary: {}",
         why_not);
 
-  // Load the model once; every runner shares it (and prints Polygraphy's "Loading model"
-  // line when it is activated).
-  ModelPtr loaded = backends.empty() ? nullptr : runner_model_loader(args)();
-  if (loaded) check_input_names(args, *loaded);
+  // Load the model once; every runner shares it (runner_models).
+  RunnerModels models;
+  if (!backends.empty()) models = runner_models(args, backends);
+  if (models.shared) check_input_names(args, *models.shared);
   std::vector<std::unique_ptr<Runner>> owned;
-  for (const ConfiguredBackend& b : backends) {
-    std::unique_ptr<Runner> runner =
-        b.make_runner(args.model.loader_for(loaded, b.backend->opens_model_file));
+  for (size_t i = 0; i < backends.size(); ++i) {
+    std::unique_ptr<Runner> runner = backends[i].make_runner(models.loaders[i]);
     if (cmp.use_subprocess)
       runner = std::make_unique<SubprocessRunner>(std::move(runner),
                                                   SubprocessOptions{cmp.subprocess_timeout});
@@ -439,7 +457,8 @@ RunEnd run_command(const RunArgs& args) {
     AccuracyResult accuracy =
         Comparator::compare_accuracy(results, cmp.fail_fast, std::nullopt, compare);
     verdict = RunVerdict::from_accuracy(accuracy);
-    if (loaded && !accuracy) explain_failures(backends, *loaded, failing_outputs(accuracy));
+    if (models.shared && !accuracy)
+      explain_failures(backends, *models.shared, failing_outputs(accuracy));
     if (!cmp.report.empty())
       write_html_report(cmp.report, report_from_results(results, accuracy, cmp.tensor),
                         invoked_command());

@@ -49,8 +49,14 @@ struct RunEnd {
   bool wrote_script = false;
 };
 RunEnd run_command(const RunArgs& args);
-// The model the runners of a run load: the model flags' loader (shape inference, marked
-// outputs), then saved with --save-onnx (Polygraphy's SaveOnnx, "Saving ONNX model to: ...").
-Loader<ModelPtr> runner_model_loader(const RunArgs& args);
+// The model the runners of a run load, loaded once (shape inference and marked outputs as the
+// model flags ask) and shared: one loader per backend, in order. Each prints Polygraphy's
+// "Loading model" line when its runner is activated, and the first one activated saves the model
+// with --save-onnx ("Saving ONNX model to: ..."), after that line as Polygraphy's SaveOnnx does.
+struct RunnerModels {
+  ModelPtr shared;
+  std::vector<Loader<ModelPtr>> loaders;
+};
+RunnerModels runner_models(const RunArgs& args, const std::vector<ConfiguredBackend>& backends);
 
 }  // namespace parity::cli

@@ -389,8 +389,9 @@ TEST(DataLoader, ShapeTensorHeuristicFalsePositivesAreAvoided) {
     EXPECT_EQ(x.shape(), (Shape{3}));
     EXPECT_TRUE(all_within(x, 0, 1));
     EXPECT_TRUE(
-        log.contains("Cannot use provided custom shape: (100, 50, 7) to override tensor "
-                     "shape. Will use default shape instead."))
+        log.contains("Input tensor: Xf [shape=BoundedShape([3], min=None, max=None)] | Cannot "
+                     "use provided custom shape: BoundedShape([100, 50, 7], min=None, "
+                     "max=None) to override tensor shape. Will use default shape instead."))
         << log.text();
   }
   // Without user metadata an input is never a shape tensor.
@@ -484,7 +485,8 @@ TEST(DataLoader, DynamicDimsBecomeOneWithAWarning) {
   LogCapture log(Severity::kWarning);
   EXPECT_EQ(loader.get(0)->at("dyn_input").shape(), (Shape{1, 3, 1}));
   EXPECT_TRUE(
-      log.contains("Input tensor: dyn_input [shape=('batch', 3, -1)] | Will generate "
+      log.contains("Input tensor: dyn_input [shape=BoundedShape(['batch', 3, None], min=None, "
+                   "max=None)] | Will generate "
                    "data of shape: [1, 3, 1].\n    If this is incorrect, please provide a "
                    "custom data loader."))
       << log.text();

@@ -167,7 +167,8 @@ TEST(OrtVersionRange, SuitePassesOnOnnxRuntime1_17) {
   // predates. Nothing in the child may skip itself.
   auto result = run_command(
       "PARITY_ORT_LIB='" + lib + "' PARITY_ORT_TEST_EXPECT_VERSION=1.17.0 '" + self_executable() +
-      "' --gtest_brief=1 '--gtest_filter=-OrtDepartures.*:OrtOpset23Differential.*:OrtNarrowFloat.*'");
+      "' --gtest_brief=1 "
+      "'--gtest_filter=-OrtDepartures.*:OrtOpset23Differential.*:OrtNarrowFloat.*'");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("[  PASSED  ]"), std::string::npos) << result.output;
   EXPECT_EQ(result.output.find("SKIPPED"), std::string::npos) << result.output;
