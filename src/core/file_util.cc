@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/large_buffer.h"
 
 namespace parity {
 
@@ -66,8 +67,7 @@ std::string read_regular_file(const std::string& path, std::string_view action, 
     ::close(fd);
     fail("failed to {}: it holds {} bytes, more than the limit of {}", action, size, max_bytes);
   }
-  std::string bytes;
-  bytes.resize(static_cast<size_t>(size));
+  std::string bytes = large_zeroed_string(static_cast<size_t>(size));
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);

@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "core/large_buffer.h"
+
 namespace parity::io {
 
 namespace {
@@ -72,9 +74,22 @@ std::string base64_encode(std::string_view bytes) {
 // Python's strict decoder, rule for rule: no leading '=', nothing but padding once padding
 // has started, nothing after the padding that completes a group, and the last group either
 // whole or padded. Padding after a whole group is ignored, as Python ignores it.
-std::optional<std::string> base64_decode(std::string_view text) {
-  std::string out(text.size() / 4 * 3 + 3, '\0');
-  char* dst = out.data();
+std::optional<std::string> base64_decode(std::string_view text,
+                                         const std::function<void(size_t)>& consumed) {
+  constexpr size_t kReportEvery = size_t{4} << 20;  // characters
+  size_t next_report = consumed ? kReportEvery : SIZE_MAX;
+  // Bytes are decoded into a small staging block and appended from there, so the output's
+  // pages are touched as it fills rather than zeroed up front: a caller releasing the text as
+  // it goes (`consumed`) then holds about one copy of the data, not the text and the output.
+  std::string out;
+  reserve_large(out, text.size() / 4 * 3);
+  constexpr size_t kStage = 48 << 10;  // a multiple of 6, in L1/L2
+  char stage[kStage];
+  char* dst = stage;
+  auto flush = [&] {
+    out.append(stage, static_cast<size_t>(dst - stage));
+    dst = stage;
+  };
   uint32_t acc = 0;
   int quad_pos = 0, pads = 0, bits = 0;
   bool padding = false;
@@ -93,19 +108,20 @@ std::optional<std::string> base64_decode(std::string_view text) {
     dst[4] = static_cast<char>(b >> 8);
     dst[5] = static_cast<char>(b);
     dst += 6;
+    if (dst == stage + kStage) flush();
+    if (i + 8 >= next_report) {
+      consumed(i + 8);
+      next_report += kReportEvery;
+    }
   }
+  flush();  // the rest is at most a group and the final one: 6 bytes, well within the stage
   for (; i + 4 < text.size(); i += 4) {
     const uint32_t v = group(src + i);
     if (v & kInvalid) break;
-    dst[0] = static_cast<char>(v >> 16);
-    dst[1] = static_cast<char>(v >> 8);
-    dst[2] = static_cast<char>(v);
-    dst += 3;
+    out.push_back(static_cast<char>(v >> 16));
+    out.push_back(static_cast<char>(v >> 8));
+    out.push_back(static_cast<char>(v));
   }
-  auto finish = [&] {
-    out.resize(static_cast<size_t>(dst - out.data()));
-    return std::move(out);
-  };
   for (; i < text.size(); ++i) {
     char c = text[i];
     if (c == '=') {
@@ -113,7 +129,7 @@ std::optional<std::string> base64_decode(std::string_view text) {
       padding = true;
       if (quad_pos >= 2 && quad_pos + ++pads >= 4) {
         if (i + 1 < text.size()) return std::nullopt;  // data after the padding
-        return finish();
+        return out;
       }
       continue;
     }
@@ -123,12 +139,12 @@ std::optional<std::string> base64_decode(std::string_view text) {
     bits += 6;
     if (bits >= 8) {  // a whole byte is known; bits a padded group leaves over are dropped
       bits -= 8;
-      *dst++ = static_cast<char>((acc >> bits) & 0xFF);
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
     }
     quad_pos = (quad_pos + 1) % 4;
   }
   if (quad_pos != 0) return std::nullopt;  // an unpadded partial group
-  return finish();
+  return out;
 }
 
 }  // namespace parity::io

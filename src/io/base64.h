@@ -2,6 +2,8 @@
 // base64.b64encode writes and base64.b64decode(validate=True) accepts.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +16,9 @@ std::string base64_encode(std::string_view bytes);
 // The decoded bytes, or nothing when `text` is not valid base64 by the rules of Python's
 // b64decode(validate=True): a character outside the alphabet, misplaced or missing padding,
 // or a length that no encoding produces.
-std::optional<std::string> base64_decode(std::string_view text);
+// `consumed`, when given, is called with n as the first n characters of `text` are decoded
+// (every few MiB), so that a caller can give their memory back while a large string decodes.
+std::optional<std::string> base64_decode(std::string_view text,
+                                         const std::function<void(size_t)>& consumed = nullptr);
 
 }  // namespace parity::io

@@ -580,8 +580,13 @@ std::string run_results_to_json(const RunResults& results) {
   return std::move(w.out);
 }
 
-RunResults run_results_from_json(const std::string& text) {
+namespace {
+
+// `text_is_a_file_read_here`: the text is the caller's copy of a file, read no more after the
+// parse, so the parser may give back the pages of decoded arrays (DecodedPayloads).
+RunResults run_results_from_text(const std::string& text, bool text_is_a_file_read_here) {
   PayloadScope scope;
+  scope.payloads.release_decoded_text = text_is_a_file_read_here;
   Json j = parse_json(text, &scope.payloads);
   std::string cls = class_of(j);
   if (cls != "RunResults") {
@@ -615,6 +620,12 @@ RunResults run_results_from_json(const std::string& text) {
   return results;
 }
 
+}  // namespace
+
+RunResults run_results_from_json(const std::string& text) {
+  return run_results_from_text(text, /*text_is_a_file_read_here=*/false);
+}
+
 std::string inputs_to_json(const std::vector<TensorMap>& feeds) {
   PyJsonWriter w;
   w.begin('[');
@@ -633,8 +644,11 @@ std::string inputs_to_json(const std::vector<TensorMap>& feeds) {
   return std::move(w.out);
 }
 
-std::vector<TensorMap> inputs_from_json(const std::string& text) {
+namespace {
+
+std::vector<TensorMap> inputs_from_text(const std::string& text, bool text_is_a_file_read_here) {
   PayloadScope scope;
+  scope.payloads.release_decoded_text = text_is_a_file_read_here;
   Json j = parse_json(text, &scope.payloads);
   if (!j.is_array()) {
     std::string cls = class_of(j);
@@ -665,6 +679,12 @@ std::vector<TensorMap> inputs_from_json(const std::string& text) {
     feeds.push_back(std::move(feed));
   }
   return feeds;
+}
+
+}  // namespace
+
+std::vector<TensorMap> inputs_from_json(const std::string& text) {
+  return inputs_from_text(text, /*text_is_a_file_read_here=*/false);
 }
 
 struct RunResultsStream::Section {
@@ -820,7 +840,7 @@ void save_run_results(const std::string& path, const RunResults& results) {
 RunResults load_run_results(const std::string& path) {
   std::string text = read_file(path);
   try {
-    return run_results_from_json(text);
+    return run_results_from_text(text, /*text_is_a_file_read_here=*/true);
   } catch (const Error& e) {
     fail("failed to load inference results from {}: {}", path, e.what());
   }
@@ -833,7 +853,7 @@ void save_inputs(const std::string& path, const std::vector<TensorMap>& feeds) {
 std::vector<TensorMap> load_inputs(const std::string& path) {
   std::string text = read_file(path);
   try {
-    return inputs_from_json(text);
+    return inputs_from_text(text, /*text_is_a_file_read_here=*/true);
   } catch (const Error& e) {
     fail("failed to load input data from {}: {}", path, e.what());
   }

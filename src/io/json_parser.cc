@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/large_buffer.h"
 #include "io/base64.h"
 
 namespace parity::io {
@@ -124,8 +125,19 @@ class Parser {
     if (!quote) return false;
     const std::string_view text(begin,
                                 static_cast<size_t>(static_cast<const char*>(quote) - begin));
-    std::optional<std::string> bytes = base64_decode(text);
+    // Releasing the text as it decodes keeps a load's peak near the file's size.
+    size_t released = 0;
+    std::function<void(size_t)> release;
+    if (payloads_->release_decoded_text)
+      release = [&](size_t n) {
+        release_pages(text.data() + released, n - released);
+        released = n;
+      };
+    std::optional<std::string> bytes = base64_decode(text, release);
+    if (!bytes && released > 0)  // too late for the string parser: that text is gone
+      error("a base64 string under \"array\" that is base64 to its end");
     if (!bytes) return false;
+    if (release) release(text.size());
     const uint64_t index = payloads_->buffers.size();
     payloads_->buffers.push_back(std::make_shared<std::string>(std::move(*bytes)));
     Json::binary_t::container_type id(8);

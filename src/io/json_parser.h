@@ -22,6 +22,10 @@ namespace parity::io {
 struct DecodedPayloads {
   static constexpr std::uint64_t kSubtype = 0x50;
   std::vector<std::shared_ptr<std::string>> buffers;
+  // The caller owns the text (a file it read) and reads it no more: the pages of each decoded
+  // string are given back as soon as it is decoded, so a load peaks at about the larger of the
+  // file and its arrays rather than at both (their bytes read as zeros afterwards).
+  bool release_decoded_text = false;
 };
 
 // Parses one JSON document (objects keep their key order). Error on malformed text, with the

@@ -474,6 +474,57 @@ json.dump(out, open(D + '/odd.json', 'w'))
   }
 }
 
+// Strings past the decoder's staging block and its progress reports (every 4 MiB of text):
+// the bytes Python encoded come back, progress only grows and stays inside the text, and a
+// stray character deep inside is still refused.
+TEST(Base64, LargeTextDecodesAcrossStagingBlocksAndReportsProgress) {
+  TempDir dir;
+  ASSERT_TRUE(python_in(dir, R"(
+blob = bytes(np.random.default_rng(5).integers(0, 256, 10 * 2**20 + 7, dtype=np.uint8))
+open(D + '/blob.bin', 'wb').write(blob)
+open(D + '/blob.b64', 'w').write(base64.b64encode(blob).decode())
+)"));
+  const std::string blob = read_text(dir.file("blob.bin"));
+  std::string text = read_text(dir.file("blob.b64"));
+  std::vector<size_t> reports;
+  auto decoded = base64_decode(text, [&](size_t n) { reports.push_back(n); });
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_TRUE(*decoded == blob);
+  ASSERT_GE(reports.size(), 3u);  // 14 MB of text
+  for (size_t k = 0; k < reports.size(); ++k) {
+    EXPECT_LT(reports[k], text.size());
+    if (k > 0) EXPECT_GT(reports[k], reports[k - 1]);
+  }
+  text[9 << 20] = '!';
+  EXPECT_EQ(base64_decode(text), std::nullopt);
+}
+
+// A results file with arrays larger than the parser's release step, loaded from the file (its
+// text given back as it decodes): the arrays equal NumPy's; a file whose base64 breaks off deep
+// inside an array is an error that says so, not a wrong array.
+TEST(Json, LargeArraysLoadWhileTheirTextIsReleased) {
+  TempDir dir;
+  ASSERT_TRUE(python_in(dir, std::string(kPolygraphyEncoders) + R"(
+rng = np.random.default_rng(9)
+a = rng.standard_normal((3, 2**20)).astype(np.float32)
+b = rng.standard_normal((5, 2**19)).astype(np.float64)
+np.save(D + '/a.npy', a)
+np.save(D + '/b.npy', b)
+text = dumps(run_results([['r', [iteration({'a': a, 'b': b}, 1.0, 'r')]]]))
+open(D + '/results.json', 'w').write(text)
+at = text.index('"array": "') + 10 + 9 * 2**20
+open(D + '/broken.json', 'w').write(text[:at] + '!' + text[at + 1:])
+)"));
+  RunResults results = load_run_results(dir.file("results.json"));
+  const IterationResult& it = results[0].second.at(0);
+  EXPECT_TRUE(it.outputs.at("a").equals(load_npy(dir.file("a.npy"))));
+  EXPECT_TRUE(it.outputs.at("b").equals(load_npy(dir.file("b.npy"))));
+  const std::string message = error_of([&] { load_run_results(dir.file("broken.json")); });
+  EXPECT_NE(message.find("expected a base64 string under \"array\" that is base64 to its end"),
+            std::string::npos)
+      << message;
+}
+
 // The streamed writer (layer-wise --save-outputs) writes what the whole-file writer writes for
 // the same results, byte for byte: runners interleaved as a layer-wise run produces them, an
 // empty runner, names that need escaping. (The whole-file writer is checked against Polygraphy's
