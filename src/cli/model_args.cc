@@ -179,17 +179,17 @@ void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool requ
       ->group("Model");
   app.add_option("--external-data-dir,--load-external-data,--ext", args.external_data_dir,
                  "Folder holding the model's external data. Defaults to the model's folder")
-      ->group("Model");
+      ->group("ONNX Model Loading");
   app.add_flag("--ignore-external-data", args.ignore_external_data,
                "Load the model's structure only, without its external weights")
-      ->group("Model");
+      ->group("ONNX Model Loading");
   if (!with_outputs) return;
   app.add_option("--onnx-outputs", args.onnx_outputs,
                  "Tensors to mark as outputs, or the two words 'mark all' for every tensor")
-      ->group("Model");
+      ->group("ONNX Model Loading");
   app.add_option("--onnx-exclude-outputs", args.onnx_exclude_outputs,
                  "Tensors to unmark as outputs (combine with --onnx-outputs mark all)")
-      ->group("Model");
+      ->group("ONNX Model Loading");
 }
 
 }  // namespace parity::cli
