@@ -209,6 +209,8 @@ TEST(CliModelScript, TheOnnxToolsTakeAScript) {
       {"convert", model, "--fp-to-fp16", "-o", dir.file("half.onnx")},
       {"check", "lint", model},
       {"inspect", "sparsity", model},
+      // inspect model reads the protobuf itself for ONNX shape inference.
+      {"inspect", "model", model, "--shape-inference"},
   };
   for (const auto& args : commands) {
     auto r = run_parity(args);
