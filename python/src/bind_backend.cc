@@ -211,6 +211,7 @@ void bind_backend(py::module_& m) {
       .def("deactivate", &Runner::deactivate, py::call_guard<py::gil_scoped_release>())
       .def("get_input_metadata", &Runner::input_metadata, py::call_guard<py::gil_scoped_release>())
       .def("last_inference_time", &Runner::last_inference_time)
+      .def_property_readonly("inference_time", &Runner::inference_time)
       .def(
           "infer",
           [](Runner& self, py::handle feed, bool check_inputs) {

@@ -88,9 +88,9 @@ std::optional<bool> Runner::supports(const ir::Node&, int64_t) const { return st
 std::optional<double> Runner::last_inference_time() const {
   if (!inference_time_)
     logger().log_once(Severity::kWarning,
-                      fmt::format("{} | inference_time was not set. Inference time will be "
+                      fmt::format("{} | `inference_time` was not set. Inference time will be "
                                   "incorrect! To correctly compare runtimes, please set the "
-                                  "inference_time property in the infer() function",
+                                  "`inference_time` attribute in `infer_impl()`",
                                   pad_name(name_)));
   return inference_time_;
 }

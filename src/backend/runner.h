@@ -38,6 +38,8 @@ class Runner {
   TensorMap infer(const TensorMap& feed, bool check_inputs = true);
   // Seconds spent in the backend's own run call during the last infer(); nullopt before any.
   std::optional<double> last_inference_time() const;
+  // The same without the warning: Polygraphy's plain `inference_time` attribute.
+  std::optional<double> inference_time() const { return inference_time_; }
   // Whether this backend can run `node` of a model that imports `opset` for the node's domain,
   // so that "not supported" is reported apart from "failed". nullopt: the backend cannot tell
   // without trying (the default).

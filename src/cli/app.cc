@@ -141,12 +141,18 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e,
 const std::string& invoked_command() { return command_storage(); }
 
 int main(int argc, char** argv) {
+  // Polygraphy's "Runtime:" counts from the start of its main, before the command line is
+  // parsed; so does Parity's, plugin loading included.
+  const auto start = std::chrono::steady_clock::now();
+  auto runtime = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   command_storage() = command_line(argc, argv);
   try {
     for (const std::string& path : plugin_paths(argc, argv)) load_plugin(path);
   } catch (const Error& e) {
     logger().log(Severity::kCritical, e.what());
-    logger().error("FAILED | Runtime: 0.000s | Command: {}", invoked_command());
+    logger().error("FAILED | Runtime: {:.3f}s | Command: {}", runtime(), invoked_command());
     return kExitFailed;
   }
 
@@ -229,10 +235,6 @@ int main(int argc, char** argv) {
                                : debug_repeat->parsed()  ? &repeat_args.logging
                                                          : &data_args.logging;
   const std::string& command = invoked_command();
-  auto start = std::chrono::steady_clock::now();
-  auto runtime = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
   // Polygraphy frames `run`, the `surgeon` tools, the debug tools and the model tools it marks
   // so (lint, prune, inspect sparsity, ...) with RUNNING and PASSED/FAILED lines, and not a run
   // that is only written as a script. For `run`, PASSED is printed only for a passing

@@ -44,8 +44,12 @@ int run_lint(const LintArgs& args) {
   std::unique_ptr<FeedSource> feeds = args.data.make_feeds();
   surgeon::LintOptions options;
   options.feeds = feeds.get();
-  options.external_data_dir = args.model.external_data_dir;
-  const surgeon::LintReport report = surgeon::lint_model(args.model.model_file, options);
+  // A model script's model is linted as the file its function's model was written to.
+  const bool script = args.model.is_script();
+  options.external_data_dir = script ? "" : args.model.external_data_dir;
+  options.announce = !script;
+  const surgeon::LintReport report = surgeon::lint_model(
+      script ? script_model_file(args.model.model_file) : args.model.model_file, options);
   if (!args.output.empty()) {
     logger().info("Saving linting report to {}", args.output);
     write_file_atomically(args.output, report_json(report), "linting report");

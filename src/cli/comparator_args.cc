@@ -181,8 +181,12 @@ void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
       ->group(cmp);
   app.add_option("--postprocess,--postprocess-func", args.postprocess,
                  "Replace outputs before comparing: [<output>:]top-<K>[,axis=<A>]")
-      ->group(cmp);
-  const char* fn = "Comparison Function";
+      ->group("Comparator Postprocessing");
+  // Each compare function's flags in its own group, named as Polygraphy names them.
+  const char* fn = "Comparison Function: `simple`";
+  const char* indices = "Comparison Function: `indices`";
+  const char* distance = "Comparison Function: `distance`";
+  const char* quality = "Comparison Function: `quality`";
   app.add_option("--atol,--abs-tol", args.atol,
                  "Absolute tolerance: <value> or <output>:<value>. Defaults to 1e-5")
       ->group(fn);
@@ -198,7 +202,7 @@ void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
       ->group(fn);
   app.add_option("--index-tolerance", args.index_tolerance,
                  "Index tolerance for --compare indices. Defaults to 0")
-      ->group(fn);
+      ->group(indices);
   app.add_flag("--infinities-compare-equal", args.infinities_compare_equal,
                "Matching infinities compare equal (otherwise they count as NaN)")
       ->group(fn);
@@ -208,16 +212,16 @@ void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
   app.add_option("--l2-tolerance", args.l2_tolerance,
                  "--compare distance: largest L2 norm of the difference, <value> or "
                  "<output>:<value>. Defaults to 1e-5")
-      ->group(fn);
+      ->group(distance);
   app.add_option("--cosine-similarity-threshold", args.cosine_similarity_threshold,
                  "--compare distance: smallest cosine similarity, in [-1, 1]. Defaults to 0.997")
-      ->group(fn);
+      ->group(distance);
   app.add_option("--psnr-tolerance", args.psnr_tolerance,
                  "--compare quality: smallest PSNR in dB. Defaults to 30")
-      ->group(fn);
+      ->group(quality);
   app.add_option("--snr-tolerance", args.snr_tolerance,
                  "--compare quality: smallest SNR in dB. Defaults to 20")
-      ->group(fn);
+      ->group(quality);
   app.add_option("--save-heatmaps", args.save_heatmaps,
                  "[EXPERIMENTAL] Folder in which to save heatmaps of the absolute and relative "
                  "error of each output (SVG; needs python3-matplotlib)")

@@ -29,9 +29,7 @@ int run_convert(const ConvertArgs& args) {
         "valid choices are: onnx",
         args.convert_to);
   (void)args.save.options(args.model.model_file);  // malformed saving flags fail first
-  logger().info("Loading model: {}", args.model.path());
-  surgeon::ModelFile model =
-      surgeon::load_model_file(args.model.model_file, args.model.external_data_dir);
+  surgeon::ModelFile model = args.model.load_proto();
   if (args.fp_to_fp16) {
     surgeon::Fp16Options options;
     options.external_data_dir = model.external_data_dir;

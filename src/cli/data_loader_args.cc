@@ -62,7 +62,7 @@ void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {
       ->group(group);
   app.add_option("--input-shapes,--inputs", args.input_shapes,
                  "Input shapes for dynamic dimensions: <input>:[1,3,224,224]")
-      ->group(group);
+      ->group("Model");  // Polygraphy's ModelArgs holds the input shapes
   app.add_option("--load-inputs,--load-input-data", args.load_inputs,
                  "JSON files of inputs (List[Dict[str, array]]) to use instead of generating. "
                  "Also folders, .npz files (one feed: an array per input) and .npy files (one "

@@ -64,8 +64,7 @@ int run_inspect_model(const InspectModelArgs& args) {
   std::optional<surgeon::ModelFile> file;
   ModelPtr model;
   if (args.shape_inference || args.list_unbounded_dds) {
-    logger().info("Loading model: {}", args.model.path());
-    file = surgeon::load_model_file(args.model.model_file, args.model.external_data_dir);
+    file = args.model.load_proto();
     if (args.shape_inference) surgeon::infer_shapes(*file->proto);
     model =
         onnx_io::model_from_proto(file->proto, args.model.load_options(), file->external_data_dir);

@@ -18,9 +18,7 @@ struct SparsityArgs {
 };
 
 int run_inspect_sparsity(const SparsityArgs& args) {
-  logger().info("Loading model: {}", args.model.path());
-  const surgeon::ModelFile model =
-      surgeon::load_model_file(args.model.model_file, args.model.external_data_dir);
+  const surgeon::ModelFile model = args.model.load_proto();
   surgeon::check_sparsity(*model.proto, model.external_data_dir);
   return 0;
 }

@@ -22,16 +22,14 @@ const std::vector<std::string> kOtherPolygraphyTypes = {
 const std::vector<std::string> kModelTypes = {"onnx", "onnx-script"};
 
 // Runs the script's function in Python (python -m parity._model_script), which writes the
-// model it returns as an ONNX file in a temporary folder, and loads that file.
-ModelPtr load_model_from_script(const ScriptRef& script, const onnx_io::LoadOptions& options) {
+// model it returns as an ONNX file `out`.
+void write_script_model(const ScriptRef& script, const std::string& out) {
   if (!fs::is_regular_file(script.path))
     fail_usage(
         "failed to load the model from script '{}': no such file; give script.py[:func] with "
         "--model-type onnx-script",
         script.path);
   logger().info("Loading model: {} (function {})", script.path, script.function);
-  auto folder = std::make_unique<TempPath>(make_temp_dir("parity-model"));
-  const std::string out = (fs::path(folder->path) / "model.onnx").string();
   const int status = run_python({"-m", "parity._model_script", script.path, script.function, out});
   if (status != 0 || !fs::is_regular_file(out))
     fail(
@@ -39,6 +37,13 @@ ModelPtr load_model_from_script(const ScriptRef& script, const onnx_io::LoadOpti
         "(exit status {}, message above); its function must take no arguments and return an "
         "onnx.ModelProto or a Parity model",
         script.path, script.function, status);
+}
+
+// The script's model written in a temporary folder, and loaded from there.
+ModelPtr load_model_from_script(const ScriptRef& script, const onnx_io::LoadOptions& options) {
+  auto folder = std::make_unique<TempPath>(make_temp_dir("parity-model"));
+  const std::string out = (fs::path(folder->path) / "model.onnx").string();
+  write_script_model(script, out);
   onnx_io::LoadOptions beside = options;
   beside.external_data_dir.clear();  // the script's model has its data beside the file
   ModelPtr model = onnx_io::load_model(out, beside);
@@ -67,9 +72,7 @@ onnx_io::LoadOptions ModelArgs::load_options() const {
 }
 
 std::string ModelArgs::type() const {
-  if (model_type.empty())
-    return fs::path(parse_script_ref(model_file, "").path).extension() == ".py" ? "onnx-script"
-                                                                                : "onnx";
+  if (model_type.empty()) return names_model_script(model_file) ? "onnx-script" : "onnx";
   if (std::find(kModelTypes.begin(), kModelTypes.end(), model_type) != kModelTypes.end())
     return model_type;
   if (std::find(kOtherPolygraphyTypes.begin(), kOtherPolygraphyTypes.end(), model_type) !=
@@ -83,6 +86,37 @@ std::string ModelArgs::type() const {
 }
 
 ScriptRef ModelArgs::script() const { return parse_script_ref(model_file, kDefaultModelFunction); }
+
+bool names_model_script(const std::string& model_file) {
+  return fs::path(parse_script_ref(model_file, "").path).extension() == ".py";
+}
+
+surgeon::ModelFile load_model_proto(const std::string& model_file, const std::string& path,
+                                    bool script, const std::string& external_data_dir) {
+  if (!script) {
+    logger().info("Loading model: {}", path);
+    return surgeon::load_model_file(model_file, external_data_dir);
+  }
+  return surgeon::load_model_file(script_model_file(model_file));
+}
+
+surgeon::ModelFile ModelArgs::load_proto() const {
+  return load_model_proto(model_file, path(), is_script(), external_data_dir);
+}
+
+std::string script_model_file(const std::string& model_file) {
+  ScriptRef ref = parse_script_ref(model_file, kDefaultModelFunction);
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(ref.path, ec);
+  if (!ec) ref.path = absolute.lexically_normal().string();
+  // The folder (with the external data of a model of 2 GiB or more beside the file) stays
+  // until the command exits: the tools read the weights from there.
+  static std::vector<std::unique_ptr<TempPath>> kept_folders;
+  kept_folders.push_back(std::make_unique<TempPath>(make_temp_dir("parity-model")));
+  const std::string out = (fs::path(kept_folders.back()->path) / "model.onnx").string();
+  write_script_model(ref, out);
+  return out;
+}
 
 std::string ModelArgs::path() const {
   const std::string file = is_script() ? script().path : model_file;
@@ -145,17 +179,17 @@ void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool requ
       ->group("Model");
   app.add_option("--external-data-dir,--load-external-data,--ext", args.external_data_dir,
                  "Folder holding the model's external data. Defaults to the model's folder")
-      ->group("Model");
+      ->group("ONNX Model Loading");
   app.add_flag("--ignore-external-data", args.ignore_external_data,
                "Load the model's structure only, without its external weights")
-      ->group("Model");
+      ->group("ONNX Model Loading");
   if (!with_outputs) return;
   app.add_option("--onnx-outputs", args.onnx_outputs,
                  "Tensors to mark as outputs, or the two words 'mark all' for every tensor")
-      ->group("Model");
+      ->group("ONNX Model Loading");
   app.add_option("--onnx-exclude-outputs", args.onnx_exclude_outputs,
                  "Tensors to unmark as outputs (combine with --onnx-outputs mark all)")
-      ->group("Model");
+      ->group("ONNX Model Loading");
 }
 
 }  // namespace parity::cli

@@ -16,6 +16,7 @@
 #include "cli/python_process.h"
 #include "onnx/loaders.h"
 #include "onnx/model_io.h"
+#include "surgeon/model_file.h"
 
 namespace parity::cli {
 
@@ -55,7 +56,21 @@ struct ModelArgs {
   // runner a loader that prints it, as Polygraphy's would, on activation.
   Loader<ModelPtr> shared_loader() const;
   Loader<ModelPtr> loader_for(ModelPtr shared, bool backend_opens_model_file) const;
+  // The model's protobuf, for the ONNX tools (no IR): see load_model_proto.
+  surgeon::ModelFile load_proto() const;
 };
+// Whether a model argument names a model script (script.py[:func]) by its extension, the
+// guess of --model-type.
+bool names_model_script(const std::string& model_file);
+// What the ONNX tools (surgeon, check, convert, inspect sparsity) read: the model file, or the
+// ONNX file a model script's function's model was written to (script_model_file), its external
+// data beside it. Logs Polygraphy's "Loading model: ..." line (`path`: the file as printed).
+surgeon::ModelFile load_model_proto(const std::string& model_file, const std::string& path,
+                                    bool script, const std::string& external_data_dir);
+// Runs a model script (script.py[:func]) and gives the ONNX file its model was written to, in
+// a temporary folder kept until the command exits.
+std::string script_model_file(const std::string& model_file);
+
 // `required` false: the model may be left out (`run --load-outputs a.json b.json` compares
 // saved results only).
 void add_model_args(CLI::App& app, ModelArgs& args, bool with_outputs, bool required = true);

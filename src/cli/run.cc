@@ -8,6 +8,7 @@
 #include "cli/app.h"
 #include "cli/dataset_run.h"
 #include "cli/gen_script.h"
+#include "cli/help_format.h"
 #include "cli/limit_args.h"
 #include "cli/parse_util.h"
 #include "cli/plot_process.h"
@@ -41,6 +42,16 @@ CLI::App* setup_run(CLI::App& app, RunArgs& args) {
                 "Accepted for Polygraphy's command lines: Parity always uses ONNX's own shape "
                 "inference (libonnx), never ONNX Runtime's")
       ->group(shapes);
+  // `parity run --help` lists Polygraphy's argument groups in the order `polygraphy run --help`
+  // does (its TensorFlow and TensorRT groups left out; its "TensorRT Plugin Loading" is Parity's
+  // "Plugin Loading"), then Parity's own.
+  sub->formatter(std::make_shared<OrderedGroupsFormatter>(std::vector<std::string>{
+      "Options", "Logging", "Runners", "Model", "ONNX Model Saving", "ONNX Shape Inference",
+      "ONNX Model Loading", "ONNX-Runtime Session Creation", "Plugin Loading", "Data Loader",
+      "Comparator Inference", "Comparator Postprocessing", "Comparator Comparisons",
+      "Comparison Function: `simple`", "Comparison Function: `indices`",
+      // Parity's own compare functions beside Polygraphy's.
+      "Comparison Function: `distance`", "Comparison Function: `quality`"}));
   return sub;
 }
 

@@ -18,19 +18,19 @@ void add_script_args(CLI::App& app, RunArgs& args) {
   app.add_option("--plugins", args.plugins,
                  "Plugin libraries that add reference kernels for custom ops, or backends "
                  "(docs/plugins.md)")
-      ->group("Scripts and Plugins");
+      ->group("Plugin Loading");
   app.add_option("--gen-script,--gen", args.gen_script,
                  "Write a Python script that does this run with the module parity, instead of "
                  "running ('-' for stdout)")
-      ->group("Scripts and Plugins");
+      ->group("Options");  // Polygraphy's --gen-script stands beside --help
   app.add_option("--data-loader-script", args.data_loader_script,
                  "Python script whose function (default load_data) returns an iterable of feed "
                  "dicts: path.py[:func]")
-      ->group("Scripts and Plugins");
+      ->group("Data Loader");
   app.add_option("--compare-func-script", args.compare_func_script,
                  "Python script whose function (default compare_outputs) compares two "
                  "IterationResults and returns {output: bool}: path.py[:func]")
-      ->group("Scripts and Plugins");
+      ->group("Comparator Comparisons");
 }
 
 bool run_needs_python(const RunArgs& args) {

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "cli/model_args.h"
 #include "cli/parse_util.h"
 #include "core/logger.h"
 
@@ -15,8 +16,8 @@ std::string SurgeonModelArgs::path() const {
 }
 
 surgeon::ModelFile SurgeonModelArgs::load(bool show_summary) const {
-  logger().info("Loading model: {}", path());
-  surgeon::ModelFile model = surgeon::load_model_file(model_file, external_data_dir);
+  surgeon::ModelFile model =
+      load_model_proto(model_file, path(), names_model_script(model_file), external_data_dir);
   if (show_summary) show_original(model);
   return model;
 }
@@ -32,7 +33,10 @@ void SurgeonModelArgs::save_model(surgeon::ModelFile& model) const {
 
 void add_surgeon_model_args(CLI::App& app, SurgeonModelArgs& args) {
   add_logging_args(app, args.logging);
-  app.add_option("model_file", args.model_file, "Path to the model")->required();
+  app.add_option("model_file", args.model_file,
+                 "Path to the model, or a Python script (script.py[:func], default function "
+                 "load_model) whose function returns an onnx.ModelProto")
+      ->required();
   app.add_option("--external-data-dir,--load-external-data,--ext", args.external_data_dir,
                  "Path to a directory containing external data for the model. Generally, this "
                  "is only required if the external data is not stored in the model directory")

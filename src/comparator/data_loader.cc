@@ -20,17 +20,6 @@ namespace parity {
 
 namespace {
 
-// Polygraphy prints an input's shape in its data loader's warnings as its metadata holds it, a
-// BoundedShape: "BoundedShape(['N', 3, 32, 32], min=None, max=None)" (unknown dims None).
-std::string bounded_shape_str(const DimList& dims) {
-  std::vector<std::string> items;
-  for (const Dim& d : dims)
-    items.push_back(d.is_fixed()      ? std::to_string(d.value)
-                    : d.is_symbolic() ? py_repr(d.param)
-                                      : "None");
-  return fmt::format("BoundedShape([{}], min=None, max=None)", fmt::join(items, ", "));
-}
-
 // Python's fnmatch.fnmatchcase: '*' any run, '?' one character, '[seq]' / '[!seq]' a set with
 // a-z ranges; a '[' without its ']' is literal. Names are compared case-sensitively (POSIX).
 bool glob_match(std::string_view name, std::string_view pattern) {

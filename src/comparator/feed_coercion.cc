@@ -78,15 +78,30 @@ Tensor permuted(const Tensor& t, const std::vector<size_t>& perm) {
 
 bool rank_same(const Tensor& t, const DimList& dims) { return t.shape().size() == dims.size(); }
 
-Tensor try_reshape(const Tensor& t, const DimList& dims) {
+// The shape try_match_shape works towards, printed as Polygraphy prints it: the input's
+// metadata (a BoundedShape) until its dynamic dims are frozen from the array, a list after.
+struct TargetShape {
+  DimList dims;
+  bool frozen = false;
+  std::string str() const {
+    if (!frozen) return bounded_shape_str(dims);
+    std::vector<int64_t> sizes;
+    for (const Dim& d : dims) sizes.push_back(d.value);
+    return fmt::format("[{}]", fmt::join(sizes, ", "));
+  }
+};
+
+Tensor try_reshape(const Tensor& t, const TargetShape& target) {
   Shape wanted;
-  for (const Dim& d : dims) {
-    if (!d.is_fixed()) return t;
+  bool fixed = true;
+  for (const Dim& d : target.dims) {
+    fixed &= d.is_fixed();
     wanted.push_back(d.value);
   }
-  if (shape_numel(wanted) != t.numel()) {
+  // NumPy cannot view an array as a shape with names or None in it, nor with another count.
+  if (!fixed || shape_numel(wanted) != t.numel()) {
     logger().warning("Could not reshape array from shape: {} to {}. Skipping reshape.",
-                     py_shape(t.shape()), dims_str(dims));
+                     py_shape(t.shape()), target.str());
     return t;
   }
   if (wanted == t.shape()) return t;
@@ -124,23 +139,26 @@ Tensor try_permute(const Tensor& t, const DimList& dims) {
 }
 
 // Polygraphy's util.try_match_shape.
-Tensor try_match_shape(const Tensor& t, DimList dims) {
+Tensor try_match_shape(const Tensor& t, const DimList& dims) {
   if (dims_accept(dims, t.shape()) && rank_same(t, dims) && dims_are_fixed(dims)) return t;
+  TargetShape target{dims};
   size_t dynamic = 0;
   for (const Dim& d : dims) dynamic += d.is_fixed() ? 0 : 1;
   if (dynamic == 1) {
     int64_t fixed = 1;
     for (const Dim& d : dims) fixed *= d.is_fixed() ? d.value : 1;
-    for (Dim& d : dims)
+    for (Dim& d : target.dims)
       if (!d.is_fixed()) d = Dim::fixed(fixed == 0 ? 0 : t.numel() / fixed);
+    target.frozen = true;
   } else if (dynamic > 1 && rank_same(t, dims)) {
     for (size_t i = 0; i < dims.size(); ++i)
-      if (!dims[i].is_fixed()) dims[i] = Dim::fixed(t.shape()[i]);
+      if (!dims[i].is_fixed()) target.dims[i] = Dim::fixed(t.shape()[i]);
+    target.frozen = true;
   }
   Tensor out = t;
-  if (!rank_same(out, dims)) out = try_reshape(out, dims);
-  if (rank_same(out, dims)) out = try_permute(out, dims);
-  return try_reshape(out, dims);
+  if (!rank_same(out, target.dims)) out = try_reshape(out, target);
+  if (rank_same(out, target.dims)) out = try_permute(out, target.dims);
+  return try_reshape(out, target);
 }
 
 }  // namespace
@@ -190,8 +208,34 @@ TensorMap coerce_feed(const TensorMap& cached, const TensorMetadata& meta) {
       logger().warning(
           "Input tensor: {} | Buffer shape ({}) does not match expected input shape ({}). "
           "Attempting to transpose/reshape. ",
-          m.name, py_shape(buffer.shape()), dims_str(*m.shape));
+          m.name, py_shape(buffer.shape()), bounded_shape_str(*m.shape));
       buffer = try_match_shape(buffer, *m.shape);
+    }
+    const bool fits =
+        (!m.dtype || *m.dtype == buffer.dtype()) &&
+        (!m.shape || (rank_same(buffer, *m.shape) && dims_accept(*m.shape, buffer.shape())));
+    if (!fits) {
+      // Polygraphy's cache gives up on the buffer and reloads the iteration from the data
+      // loader: what a file or a generated loader gives again is the buffer as loaded, under
+      // the input's own name (the runner then refuses it), and nothing under another name.
+      logger().log(Severity::kCritical,
+                   fmt::format("Input tensor: {} | Cannot reuse input data due to mismatch in "
+                               "shape or data type.\nNote: Cached input: [dtype={}, shape={}], "
+                               "Requested input: [dtype={}, shape={}]",
+                               m.name, dtype_name(buffer.dtype()), py_shape(buffer.shape()),
+                               m.dtype ? dtype_name(*m.dtype) : "None",
+                               m.shape ? bounded_shape_str(*m.shape) : "None"));
+      logger().warning(
+          "Could not use buffer previously cached from data loader for input: {}. Attempting "
+          "to reload inputs from the data loader.\nNote that this will only work if the data "
+          "loader supports random access.\nPlease refer to warnings above for details on why "
+          "the previously generated input buffer didn't work. ",
+          m.name);
+      if (!cached.contains(m.name))
+        logger().critical(
+            "Could not reload inputs from data loader. Are the runners running the same model? "
+            "If not, please rewrite the data loader to support random access.");
+      buffer = cached.at(m.name);
     }
     feed.set(m.name, buffer);
   }

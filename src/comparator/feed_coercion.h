@@ -3,7 +3,8 @@
 // (a single input is renamed); a dtype that differs is cast; a shape that differs is frozen,
 // reshaped and permuted when the elements allow (util.try_match_shape); keys the runner does
 // not take are dropped. Each step says so in Polygraphy's words. What still does not fit is
-// left for the runner to refuse.
+// given up as Polygraphy gives it up: the buffer as loaded under the input's own name, left
+// for the runner to refuse, or, under another name, an Error ("Could not reload inputs...").
 #pragma once
 
 #include "core/metadata.h"

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/py_format.h"
+
 namespace parity {
 
 std::string dims_str(const DimList& dims) {
@@ -16,6 +18,15 @@ std::string dims_str(const DimList& dims) {
   }
   if (parts.size() == 1) return fmt::format("({},)", parts[0]);
   return fmt::format("({})", fmt::join(parts, ", "));
+}
+
+std::string bounded_shape_str(const DimList& dims) {
+  std::vector<std::string> items;
+  for (const Dim& d : dims)
+    items.push_back(d.is_fixed()      ? std::to_string(d.value)
+                    : d.is_symbolic() ? py_repr(d.param)
+                                      : "None");
+  return fmt::format("BoundedShape([{}], min=None, max=None)", fmt::join(items, ", "));
 }
 
 DimList dims_from_shape(const Shape& shape) {

@@ -26,6 +26,9 @@ using DimList = std::vector<Dim>;
 
 // "(1, 3, 'batch', ?)" style, as Polygraphy prints metadata shapes ("batch" quoted, unknown as -1).
 std::string dims_str(const DimList& dims);
+// Polygraphy's BoundedShape, as its data loader and feed coercion print a metadata shape:
+// "BoundedShape(['N', 3, None], min=None, max=None)" (symbolic dims quoted, unknown ones None).
+std::string bounded_shape_str(const DimList& dims);
 DimList dims_from_shape(const Shape& shape);
 bool dims_are_fixed(const DimList& dims);
 // True when `shape` fits `dims`: same rank, each fixed dim equal; symbolic/unknown match anything.

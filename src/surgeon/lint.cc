@@ -241,7 +241,7 @@ std::set<std::string> report_unused(const ::onnx::GraphProto& graph, LintReport&
 LintReport lint_model(const std::string& path, const LintOptions& options) {
   LintReport report;
   const std::string absolute = fs::absolute(path).lexically_normal().string();
-  logger().info("Loading model: {}", absolute);
+  if (options.announce) logger().info("Loading model: {}", absolute);
   auto model = parse_model(read_regular_file(path, fmt::format("load model '{}'", path)));
   if (!model) {
     const std::string message = "Error parsing message with type 'onnx.ModelProto'";

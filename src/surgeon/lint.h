@@ -50,6 +50,9 @@ struct LintOptions {
   // null: Polygraphy's default generated inputs (seed 1, values in [0, 1)).
   FeedSource* feeds = nullptr;
   std::string external_data_dir;  // empty: the model's folder
+  // Whether to log "Loading model: <path>" (not for a model script's file, whose own line has
+  // been logged when the script ran).
+  bool announce = true;
 };
 
 // Lints the model file at `path`. Never throws for a broken model: what cannot be loaded is an

@@ -3,6 +3,8 @@
 // quality, --report, and `parity inspect data` on results with many outputs.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <regex>
 #include <sstream>
 
 #include "support/onnx_text.h"
@@ -71,6 +73,38 @@ TEST(CliLayerwise, ReferenceAgainstOnnxRuntimePassesWithSummary) {
   EXPECT_NE(r.output.find("10/10 tensors passed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Largest local errors"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Passed: 1/1 iterations"), std::string::npos) << r.output;
+}
+
+// No line of a layer-wise run is printed twice (times masked): the other backend's start-up
+// lines ("Creating ONNX-Runtime Inference Session ...") come once however many batches it runs
+// (every batch's with -v), and the summary, the first divergence and the local errors once each.
+TEST(CliLayerwise, NoLineIsPrintedTwice) {
+  TempDir dir;
+  const std::string model = source_path("examples/tiny_cnn.onnx");
+  const std::vector<std::vector<std::string>> runs = {
+      {"--pluginref", "--onnxrt"},
+      // Exact tolerances: a first divergence, local errors, and a failing verdict.
+      {"--onnxrt", "--pluginref", "--atol", "0", "--rtol", "0", "--local-error"},
+      // A budget of a few tensors: the run is cut into batches, one session each.
+      {"--pluginref", "--onnxrt", "--mark-budget", "20K", "--local-error"},
+      {"--pluginref", "--onnxrt", "--save-outputs", dir.file("all.json"), "--report",
+       dir.file("report.html")},
+  };
+  for (const auto& flags : runs) {
+    std::vector<std::string> args{"run", model, "--onnx-outputs", "mark", "all"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CommandResult r = run_parity(args);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+    ASSERT_NE(r.output.find("Layer-wise Summary"), std::string::npos) << r.output;
+    std::map<std::string, int> seen;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      line = std::regex_replace(line, std::regex(R"(\d\d:\d\d:\d\d)"), "<time>");
+      line = std::regex_replace(line, std::regex(R"(Runtime: [0-9.]+s)"), "Runtime: <t>");
+      EXPECT_EQ(++seen[line], 1) << "printed twice: " << line << "\n" << r.output;
+    }
+  }
 }
 
 // Local errors need each node's inputs from ONNX Runtime; a Constant's output cannot be marked

@@ -196,5 +196,46 @@ TEST(CliModelScript, ScriptErrorsAreClear) {
   EXPECT_EQ(wrong.output.find("PASSED"), std::string::npos) << wrong.output;
 }
 
+// The ONNX tools read a script's model too: each names the script (never the temporary file
+// its model was written to), and what they write is the script's model, edited as asked.
+TEST(CliModelScript, TheOnnxToolsTakeAScript) {
+  TempDir dir;
+  const std::string script = dir.file("build.py");
+  write_text(script, kBuildScript);
+  const std::string model = script + ":make";
+  const std::vector<std::vector<std::string>> commands = {
+      {"surgeon", "sanitize", model, "--fold-constants", "-o", dir.file("sanitized.onnx")},
+      {"surgeon", "extract", model, "--outputs", "y:auto", "-o", dir.file("extracted.onnx")},
+      {"convert", model, "--fp-to-fp16", "-o", dir.file("half.onnx")},
+      {"check", "lint", model},
+      {"inspect", "sparsity", model},
+      // inspect model reads the protobuf itself for ONNX shape inference.
+      {"inspect", "model", model, "--shape-inference"},
+  };
+  for (const auto& args : commands) {
+    auto r = run_parity(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("[I] Loading model: " + script + " (function make)"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("parity-model"), std::string::npos) << r.output;
+  }
+  auto check = run_python(R"(
+import onnx
+from onnx import numpy_helper
+for name in ['sanitized', 'extracted', 'half']:
+    m = onnx.load(')" + dir.path().string() +
+                          R"(/' + name + '.onnx')
+    onnx.checker.check_model(m)
+    ops = [n.op_type for n in m.graph.node]
+    assert 'Add' in ops, (name, ops)
+    one = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}['one']
+    assert one.tolist() == [1.0], (name, one)
+    assert str(one.dtype) == ('float16' if name == 'half' else 'float32'), (name, one.dtype)
+print('ok')
+)");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+}
+
 }  // namespace
 }  // namespace parity::testing

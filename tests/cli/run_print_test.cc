@@ -1,6 +1,7 @@
 // `parity run` prints what Polygraphy 0.49 printed for the same run, line for line, with only
 // times and run names masked (tests/cli/fixtures/run/: make_fixtures.sh ran Polygraphy; the
-// results it saved, ref.json, and a copy altered by alter.py are loaded by the comparisons).
+// results it saved, ref.json, and a copy altered by alter.py are loaded by the comparisons, and
+// the inputs it saved, f64_inputs.json, by the loaded-input cases).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -79,7 +80,12 @@ INSTANTIATE_TEST_SUITE_P(
         // Two runners: each loads the model after its own "Activating" line.
         std::make_pair(std::string("two_runners.txt"), 0),
         // Dynamic dimensions: the warning names the input's BoundedShape.
-        std::make_pair(std::string("dynamic_input.txt"), 0)),
+        std::make_pair(std::string("dynamic_input.txt"), 0),
+        // Loaded float64 inputs named otherwise: renamed, cast and reshaped to the input's
+        // BoundedShape, each with Polygraphy's warning; the extra key dropped.
+        std::make_pair(std::string("loaded_inputs.txt"), 0),
+        // Inputs that cannot fit: the buffer given up, the reload that cannot find the input.
+        std::make_pair(std::string("loaded_inputs_unfit.txt"), 1)),
     [](const auto& info) { return info.param.first.substr(0, info.param.first.find('.')); });
 
 // Saving results: the same lines, the file named where the test writes it (never into the

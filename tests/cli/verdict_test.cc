@@ -184,5 +184,27 @@ TEST(CliVerdict, OnlyRunIsFramedWithRunningAndPassedLines) {
   EXPECT_FALSE(has(inspect, "RUNNING")) << inspect.output;
 }
 
+// Polygraphy's "Runtime:" counts from the start of its main, the command line's parsing
+// included. Parity's counted from after it, and printed a fixed "Runtime: 0.000s" when a
+// --plugins library failed to load: here ONNX Runtime's library, which takes milliseconds to
+// load and is no plugin.
+TEST(CliVerdict, TheRuntimeCountsFromTheStartOfTheCommand) {
+  auto runtime_of = [](const CommandResult& r) {
+    std::smatch m;
+    EXPECT_TRUE(
+        std::regex_search(r.output, m, std::regex(R"((PASSED|FAILED) \| Runtime: (\d+\.\d{3})s)")))
+        << r.output;
+    return m.size() == 3 ? std::stod(m[2]) : -1.0;
+  };
+  CommandResult plugin = run_parity(
+      {"run", example("identity.onnx"), "--pluginref", "--plugins", PARITY_ORT_LIB_FOR_TESTS});
+  EXPECT_EQ(plugin.exit_code, 1) << plugin.output;
+  EXPECT_TRUE(has(plugin, "failed to load plugin library")) << plugin.output;
+  EXPECT_GT(runtime_of(plugin), 0.0) << plugin.output;
+  CommandResult run = run_parity({"run", example("identity.onnx"), "--pluginref"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_GT(runtime_of(run), 0.0) << run.output;
+}
+
 }  // namespace
 }  // namespace parity::testing

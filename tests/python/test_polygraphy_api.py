@@ -197,13 +197,22 @@ def test_references_register_with_a_domain_matches_a_custom_domain_node(tmp_path
 # ---- runner and result details ----------------------------------------------------------------
 
 
-def test_inference_time_is_an_attribute(identity_model):
+def test_inference_time_is_an_attribute(identity_model, capfd):
     runner = PluginRefRunner(OnnxFromPath(identity_model))
+    # Reading the attribute before any inference (or after deactivation) gives None and, as in
+    # Polygraphy, no warning: only last_inference_time() warns.
     assert runner.inference_time is None
     with runner:
         runner.infer({"x": np.ones((1, 1, 2, 2), dtype=np.float32)})
         assert runner.inference_time == runner.last_inference_time()
         assert runner.inference_time >= 0
+    assert runner.inference_time is None
+    assert "was not set" not in capfd.readouterr().out
+    with runner:
+        assert runner.last_inference_time() is None
+    assert ("`inference_time` was not set. Inference time will be incorrect! To correctly "
+            "compare runtimes, please set the `inference_time` attribute in `infer_impl()`"
+            in capfd.readouterr().out)
 
 
 def test_onnxrt_runner_takes_a_session_or_a_loader_and_a_name(identity_model):

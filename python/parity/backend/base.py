@@ -66,7 +66,7 @@ class BaseRunner:
         runner's infer_impl sets it)."""
         if self._python_impl:
             return self._inference_time
-        return self._runner.last_inference_time()
+        return self._runner.inference_time  # an attribute read, which never warns
 
     @inference_time.setter
     def inference_time(self, seconds):

@@ -35,7 +35,7 @@ Backend onnxrt_backend() {
   b.name = "onnxrt";
   b.flags = "--onnxrt";
   b.help = "Run inference with ONNX Runtime";
-  b.group = "ONNX Runtime Runner";
+  b.group = "ONNX-Runtime Session Creation";  // Polygraphy's group of --providers
   b.rank = 10;
   b.opens_model_file = true;
   b.options = {
