@@ -430,6 +430,46 @@ class Resize : public Kernel {
     });
   }
 
+  // The last two axes (both resized) in one pass, each value by the formulas of resize_axis:
+  // an output row (p, o) sums rows of the W-resized image, and those rows (0 + w_0 x[.., j_0]
+  // + ...) are made when first needed in a small per-thread cache keyed by input row, instead
+  // of a whole W-resized intermediate written to memory and read back. Consecutive output
+  // rows share input rows, so each is made about once per chunk.
+  template <typename In, typename Out>
+  static void resize_last_two(const In* in, Out* out, int64_t outer, int64_t h_in, int64_t h_out,
+                              int64_t w_in, int64_t w_out, const AxisTaps& th, const AxisTaps& tw) {
+    constexpr int64_t kSlots = 8;
+    parallel_for(outer * h_out, grain_for(w_out * 8), [&](int64_t b, int64_t e) {
+      std::vector<double> rows(static_cast<size_t>(kSlots * w_out)), acc(w_out);
+      std::vector<int64_t> held(kSlots, -1);  // the input row each slot holds
+      auto w_resized = [&](int64_t r) -> const double* {
+        const int64_t slot = r % kSlots;
+        double* dst = rows.data() + slot * w_out;
+        if (held[slot] == r) return dst;
+        held[slot] = r;
+        const In* row = in + r * w_in;
+        for (int64_t o = 0; o < w_out; ++o) {
+          double sum = 0.0;
+          for (int64_t k = tw.first[o]; k < tw.first[o + 1]; ++k)
+            sum += tw.weight[k] * to_double(row[tw.index[k]]);
+          dst[o] = sum;
+        }
+        return dst;
+      };
+      for (int64_t row = b; row < e; ++row) {
+        const int64_t p = row / h_out, o = row % h_out;
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t k = th.first[o]; k < th.first[o + 1]; ++k) {
+          const double wv = th.weight[k];
+          const double* src = w_resized(p * h_in + th.index[k]);
+          for (int64_t i = 0; i < w_out; ++i) acc[i] += wv * src[i];
+        }
+        Out* dst = out + row * w_out;
+        for (int64_t i = 0; i < w_out; ++i) dst[i] = narrow<Out>(acc[i]);
+      }
+    });
+  }
+
   // Linear, cubic (and nearest with extrapolation): axis by axis in double, innermost first;
   // identity axes are skipped, the first resized axis reads X and the last one rounds into Y
   // (with tf_crop_and_resize the rounding is a pass of its own, which places the
@@ -450,13 +490,24 @@ class Resize : public Kernel {
     // Intermediate axes in double; left uninitialized (every element is written), so their
     // pages are first touched by the threads that fill them.
     std::unique_ptr<double[]> cur, next;
-    for (size_t n = 0; n < resized.size(); ++n) {
+    for (size_t n = 0; n < resized.size();) {
       const int64_t d = resized[n];
-      const int64_t outer = dims_product(shape, 0, d), inner = dims_product(shape, d + 1, rank);
-      const int64_t len_in = shape[d], len_out = out_shape[d];
-      const bool last = n + 1 == resized.size() && !crop;
-      if (!last) next.reset(new double[static_cast<size_t>(outer * len_out * inner)]);
-      if (n == 0 && last)
+      // The two innermost axes both resized: one fused pass (the usual 2-D image case).
+      const bool two = n == 0 && resized.size() >= 2 && d == rank - 1 && resized[1] == rank - 2;
+      const int64_t d0 = two ? rank - 2 : d;
+      const int64_t outer = dims_product(shape, 0, d0), inner = dims_product(shape, d + 1, rank);
+      const int64_t len_in = shape[d0], len_out = out_shape[d0];
+      const size_t step = two ? 2 : 1;
+      const bool last = n + step == resized.size() && !crop;
+      const int64_t out_inner = two ? out_shape[rank - 1] : inner;
+      if (!last) next.reset(new double[static_cast<size_t>(outer * len_out * out_inner)]);
+      if (two && last)
+        resize_last_two(src, dst, outer, len_in, len_out, shape[d], out_shape[d], taps[d0],
+                        taps[d]);
+      else if (two)
+        resize_last_two(src, next.get(), outer, len_in, len_out, shape[d], out_shape[d], taps[d0],
+                        taps[d]);
+      else if (n == 0 && last)
         resize_axis(src, dst, outer, len_in, len_out, inner, taps[d]);
       else if (n == 0)
         resize_axis(src, next.get(), outer, len_in, len_out, inner, taps[d]);
@@ -465,7 +516,9 @@ class Resize : public Kernel {
       else
         resize_axis(cur.get(), next.get(), outer, len_in, len_out, inner, taps[d]);
       cur.swap(next);
-      shape[d] = len_out;
+      shape[d] = out_shape[d];
+      shape[d0] = out_shape[d0];
+      n += step;
     }
     if (!resized.empty() && !crop) return y;
     if (resized.empty()) {
