@@ -8,6 +8,7 @@
 // the one axis (default -1).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "backend/ref/ops/kernel_util.h"
@@ -57,17 +58,19 @@ class Softmax : public Kernel {
     T* dst = y.data<T>();
     // Each column (an outer block's values along the axis at one inner index) is normalised
     // on its own, so a block may be cut into tiles of `width` columns without changing any
-    // value: blocks too large to keep their exps or to take the vector path (a softmax over
-    // axis 0, say, is one block) are, into tiles that do both, and the tiles are spread over
-    // the threads.
+    // value: blocks too large to take the vector path (or, for double, to keep their exps; a
+    // softmax over axis 0, say, is one block) are, into the widest tiles that can, and the
+    // tiles are spread over the threads. Wide tiles matter: a tile's rows lie `inner` apart,
+    // and each row of it is one more page to walk.
+    constexpr bool kVector = !std::is_same_v<T, double>;
+    const int64_t tile_cap = kVector ? kVectorBlock : kKeptExps;
     int64_t width = inner;
-    if (n * inner > kKeptExps && inner > 1)
-      width = std::clamp<int64_t>(kKeptExps / std::max<int64_t>(n, 1), 1, inner);
+    if (n * inner > tile_cap && inner > 1)
+      width = std::clamp<int64_t>(tile_cap / std::max<int64_t>(n, 1), 1, inner);
     const int64_t tiles = (inner + width - 1) / width;
     // exp(x - max) of one tile is kept between the sum and the division when it fits, so each
     // is computed once (the same values either way).
     const bool keep = !kLog && n * width <= kKeptExps;
-    constexpr bool kVector = !std::is_same_v<T, double>;
     const bool vector = kVector && n * width <= kVectorBlock;
     parallel_for(outer * tiles, grain_for(3 * n * width), [&](int64_t b, int64_t e) {
       std::vector<double> max(width), sum(width), exps(keep || vector ? n * width : 0);
@@ -90,8 +93,10 @@ class Softmax : public Kernel {
     std::fill(max.begin(), max.end(), -std::numeric_limits<double>::infinity());
     for (int64_t k = 0; k < n; ++k)
       for (int64_t i = 0; i < width; ++i) {
-        const double v = to_double(xs[k * stride + i]);
-        if (v > max[i] || std::isnan(v)) max[i] = std::isnan(max[i]) ? max[i] : v;
+        // Written as a select, so that it vectorizes: a NaN maximum stays, a NaN or larger
+        // value replaces it.
+        const double v = to_double(xs[k * stride + i]), m = max[i];
+        max[i] = std::isnan(m) || !(v > m || std::isnan(v)) ? m : v;
       }
   }
 
@@ -171,14 +176,27 @@ class Softmax : public Kernel {
         }
     } else {
       for (int64_t k = 0; k < n; ++k)
+        for (int64_t i = 0; i < width; ++i) ex[k * width + i] /= sum[i];
+      std::vector<float> row(static_cast<size_t>(width));
+      for (int64_t k = 0; k < n; ++k) {
+        const double* r = ex + k * width;
+        if constexpr (std::is_same_v<T, float>) {
+          // The guard's vector kernels over one row of the tile (lane by lane the scalar
+          // guard's decision: a passing value is exact_block's, so it may also overwrite a
+          // column already redone); any doubt and the row is decided element by element.
+          if (vmath::narrow_checked(r, r, {0, rel, 0}, true, row.data(), width)) {
+            std::memcpy(ys + k * stride, row.data(), static_cast<size_t>(width) * sizeof(float));
+            continue;
+          }
+        }
         for (int64_t i = 0; i < width; ++i) {
           if (!exact.empty() && exact[i]) continue;
-          const double r = ex[k * width + i] / sum[i];
-          if (!vmath::rounds_alike<T>(r, rel * r, true))
+          if (!vmath::rounds_alike<T>(r[i], rel * r[i], true))
             redo(i);
           else
-            ys[k * stride + i] = narrow<T>(r);
+            ys[k * stride + i] = narrow<T>(r[i]);
         }
+      }
     }
     return true;
   }
