@@ -119,6 +119,7 @@ const std::vector<Op>& ops() {
        "ReduceMean axis 1 of 3",
        {fed("x0", {64, 256, 64}), ints("axes", {1})}},
       {"Softmax", nullptr, 13, 1, false, {}, {{"axis", 0}}, {}, "Softmax axis 0"},
+      {"LogSoftmax", nullptr, 13, 1, false, {}, {{"axis", 0}}, {}, "LogSoftmax axis 0"},
       {"LayerNormalization",
        nullptr,
        17,

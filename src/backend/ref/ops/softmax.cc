@@ -161,19 +161,40 @@ class Softmax : public Kernel {
       exact_block(xs + i, ys + i, n, 1, stride, col_max, col_sum, col_exps, false);
     };
     if constexpr (kLog) {
-      for (int64_t i = 0; i < width; ++i) sum[i] = std::log(sum[i]);
-      for (int64_t k = 0; k < n; ++k)
+      double widest = 0;  // the largest |log(sum)| of the tile's columns
+      for (int64_t i = 0; i < width; ++i) {
+        sum[i] = std::log(sum[i]);
+        widest = std::max(widest, std::fabs(sum[i]));
+      }
+      // The exps are summed: their rows now hold d = x - max, beside r = d - log(sum).
+      std::vector<double> r(static_cast<size_t>(width));
+      std::vector<float> row(static_cast<size_t>(width));
+      for (int64_t k = 0; k < n; ++k) {
+        double* d = ex + k * width;
+        for (int64_t i = 0; i < width; ++i) {
+          d[i] = to_double(xs[k * stride + i]) - max[i];
+          r[i] = d[i] - sum[i];
+        }
+        if constexpr (std::is_same_v<T, float>) {
+          // The vector guard over the row with the widest column's |log(sum)| in the bound's
+          // constant: at least each column's own bound, so a value it passes is exact.
+          if (!std::isnan(widest) &&
+              vmath::narrow_checked(r.data(), d, {rel * (1 + widest), rel, rel}, false, row.data(),
+                                    width)) {
+            std::memcpy(ys + k * stride, row.data(), static_cast<size_t>(width) * sizeof(float));
+            continue;
+          }
+        }
         for (int64_t i = 0; i < width; ++i) {
           if (!exact.empty() && exact[i]) continue;
-          const double d = to_double(xs[k * stride + i]) - max[i];
-          const double r = d - sum[i];
           // log(sum) differs by the sum's relative difference (absolute in the log).
-          const double tol = rel * (1 + std::fabs(sum[i]) + std::fabs(d) + std::fabs(r));
-          if (!vmath::rounds_alike<T>(r, tol))
+          const double tol = rel * (1 + std::fabs(sum[i]) + std::fabs(d[i]) + std::fabs(r[i]));
+          if (!vmath::rounds_alike<T>(r[i], tol))
             redo(i);
           else
-            ys[k * stride + i] = narrow<T>(r);
+            ys[k * stride + i] = narrow<T>(r[i]);
         }
+      }
     } else {
       for (int64_t k = 0; k < n; ++k)
         for (int64_t i = 0; i < width; ++i) ex[k * width + i] /= sum[i];
