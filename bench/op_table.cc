@@ -1,5 +1,6 @@
-// The per-op table of bench/README.md: each op on 4 MB float32 tensors ([1024, 1024]) through
-// the reference backend and ONNX Runtime, with a memcpy of the same 4 MB as the yardstick, run
+// The per-op table of bench/README.md: each op on 4 MB float32 tensors ([1024, 1024]; the
+// normalizations over channels 8 MB, Resize 4 MB in, 16 MB out) through the reference backend
+// and ONNX Runtime, with a memcpy of the op's first input's bytes as the yardstick, run
 // back to back in one process at 1 and 2 threads. Each round times every contender (median of
 // --iterations calls each); the table gives the medians over --rounds rounds of the times and
 // of the per-round ratios, so a machine shared with other work still gives comparable ratios.
@@ -36,7 +37,29 @@ struct Op {
   std::vector<std::pair<std::string, int64_t>> int_attrs = {};
   std::vector<std::pair<std::string, std::vector<int64_t>>> ints_attrs = {};
   const char* label = nullptr;  // the row's name when not the op's
+  // When set, the node's inputs (shapes, constant initializers) instead of `inputs` float
+  // tensors of [1024, 1024]; the float graph inputs among them are fed random values.
+  std::vector<bench::NodeInput> node_inputs = {};
+  std::vector<std::pair<std::string, float>> float_attrs = {};
 };
+
+// The ops of the data-movement and normalization rows: inputs of their own shapes.
+bench::NodeInput fed(const char* name, Shape shape) { return {name, std::move(shape)}; }
+bench::NodeInput ints(const char* name, std::vector<int64_t> values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  return {name, {n}, std::move(values), {}, true};
+}
+bench::NodeInput floats(const char* name, std::vector<float> values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  return {name, {n}, {}, std::move(values), true};
+}
+// A fixed pseudo-random permutation of 0..n-1, as Gather's indices.
+std::vector<int64_t> shuffled(int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
+  std::shuffle(v.begin(), v.end(), std::mt19937(3));
+  return v;
+}
 
 const std::vector<Op>& ops() {
   static const std::vector<Op> kOps = {
@@ -75,14 +98,148 @@ const std::vector<Op>& ops() {
        {{"axes", {0}}},
        "ReduceSum axis 0"},
       {"Transpose", nullptr, 13},
+      {"ReduceSum",
+       nullptr,
+       13,
+       1,
+       false,
+       {},
+       {{"keepdims", 1}},
+       {},
+       "ReduceSum axis 1 of 3",
+       {fed("x0", {64, 256, 64}), ints("axes", {1})}},
+      {"ReduceMean",
+       nullptr,
+       18,
+       1,
+       false,
+       {},
+       {{"keepdims", 1}},
+       {},
+       "ReduceMean axis 1 of 3",
+       {fed("x0", {64, 256, 64}), ints("axes", {1})}},
+      {"Softmax", nullptr, 13, 1, false, {}, {{"axis", 0}}, {}, "Softmax axis 0"},
+      {"LogSoftmax", nullptr, 13, 1, false, {}, {{"axis", 0}}, {}, "LogSoftmax axis 0"},
+      {"LayerNormalization",
+       nullptr,
+       17,
+       1,
+       false,
+       {},
+       {{"axis", -1}},
+       {},
+       nullptr,
+       {fed("x0", {1024, 1024}), fed("x1", {1024}), fed("x2", {1024})}},
+      {"InstanceNormalization",
+       nullptr,
+       13,
+       1,
+       false,
+       {},
+       {},
+       {},
+       nullptr,
+       {fed("x0", {8, 64, 64, 64}), fed("x1", {64}), fed("x2", {64})}},
+      {"GroupNormalization",
+       nullptr,
+       21,
+       1,
+       false,
+       {},
+       {{"num_groups", 8}},
+       {},
+       nullptr,
+       {fed("x0", {8, 64, 64, 64}), fed("x1", {64}), fed("x2", {64})}},
+      {"Resize",
+       nullptr,
+       13,
+       1,
+       false,
+       {{"mode", "linear"}},
+       {},
+       {},
+       "Resize linear 2x",
+       {fed("x0", {1, 16, 256, 256}), bench::NodeInput{"", {}}, floats("scales", {1, 1, 2, 2})}},
+      {"Resize",
+       nullptr,
+       13,
+       1,
+       false,
+       {{"mode", "nearest"}},
+       {},
+       {},
+       "Resize nearest 2x",
+       {fed("x0", {1, 16, 256, 256}), bench::NodeInput{"", {}}, floats("scales", {1, 1, 2, 2})}},
+      {"Gather",
+       nullptr,
+       13,
+       1,
+       false,
+       {},
+       {{"axis", 0}},
+       {},
+       "Gather axis 0",
+       {fed("x0", {1024, 1024}), ints("indices", shuffled(1024))}},
+      {"Gather",
+       nullptr,
+       13,
+       1,
+       false,
+       {},
+       {{"axis", 1}},
+       {},
+       "Gather axis 1",
+       {fed("x0", {1024, 1024}), ints("indices", shuffled(1024))}},
+      {"Slice",
+       nullptr,
+       13,
+       1,
+       false,
+       {},
+       {},
+       {},
+       "Slice step 2",
+       {fed("x0", {1024, 1024}), ints("starts", {0, 1}), ints("ends", {1024, 1024}),
+        ints("axes", {0, 1}), ints("steps", {1, 2})}},
+      {"Slice",
+       nullptr,
+       13,
+       1,
+       false,
+       {},
+       {},
+       {},
+       "Slice steps -1 -3",
+       {fed("x0", {1024, 1024}), ints("starts", {-1, -1}), ints("ends", {-1025, -1025}),
+        ints("axes", {0, 1}), ints("steps", {-1, -3})}},
+      {"Concat",
+       nullptr,
+       13,
+       2,
+       false,
+       {},
+       {{"axis", 0}},
+       {},
+       "Concat axis 0",
+       {fed("x0", {512, 1024}), fed("x1", {512, 1024})}},
+      {"Concat",
+       nullptr,
+       13,
+       2,
+       false,
+       {},
+       {{"axis", 1}},
+       {},
+       "Concat axis 1",
+       {fed("x0", {1024, 512}), fed("x1", {1024, 512})}},
   };
   return kOps;
 }
 
 const Shape kShape = {1024, 1024};
 
-Tensor random_tensor(bool positive, unsigned seed) {
-  Tensor t(DataType::kFloat32, kShape);
+Tensor random_tensor(bool positive, unsigned seed, const Shape& shape = kShape) {
+  Tensor t(DataType::kFloat32, shape);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(positive ? 0.05f : -4.0f, 4.0f);
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
@@ -158,17 +315,27 @@ int main(int argc, char** argv) {
       "| op | threads | reference ms | ONNX Runtime ms | memcpy ms | ref / ORT | "
       "ref / ORT, CPU time | ref / memcpy | ORT / memcpy | old glibc loop / ref, CPU "
       "time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  std::vector<char> src(4 << 20, 1), dst(4 << 20);
   try {
     for (const Op& op : ops()) {
       const std::string label = op.label ? op.label : op.name;
       if (!only.empty() && only.find("," + label + ",") == std::string::npos) continue;
-      auto model = onnx_io::load_model_from_bytes(bench::single_op_model_bytes(
-          op.name, kShape, op.opset, op.inputs, op.string_attrs, op.int_attrs, op.ints_attrs));
+      auto model = onnx_io::load_model_from_bytes(
+          op.node_inputs.empty()
+              ? bench::single_op_model_bytes(op.name, kShape, op.opset, op.inputs, op.string_attrs,
+                                             op.int_attrs, op.ints_attrs)
+              : bench::node_model_bytes(op.name, op.opset, op.node_inputs, op.string_attrs,
+                                        op.int_attrs, op.ints_attrs, op.float_attrs));
       TensorMap feed;
-      for (int k = 0; k < op.inputs; ++k) {
-        // Pow's exponent in (-4, 4) would overflow nothing: its base is in (0.05, 4).
-        feed.set("x" + std::to_string(k), random_tensor(k == 0 && op.positive, 7 + k));
+      if (op.node_inputs.empty()) {
+        for (int k = 0; k < op.inputs; ++k) {
+          // Pow's exponent in (-4, 4) would overflow nothing: its base is in (0.05, 4).
+          feed.set("x" + std::to_string(k), random_tensor(k == 0 && op.positive, 7 + k));
+        }
+      } else {
+        unsigned seed = 7;
+        for (const bench::NodeInput& in : op.node_inputs)
+          if (!in.name.empty() && !in.constant)
+            feed.set(in.name, random_tensor(false, seed++, in.shape));
       }
       for (int threads : thread_counts) {
         PluginRefRunner ref(Loader<ModelPtr>(model), "ref");
@@ -182,6 +349,8 @@ int main(int argc, char** argv) {
         std::vector<double> ref_ms, ort_ms, copy_ms, ref_ort, ref_ort_cpu, ref_copy, ort_copy,
             old_ref;
         const Tensor& x0 = feed.at("x0");
+        // The yardstick copies as many bytes as the op's first input has.
+        std::vector<char> src(x0.nbytes(), 1), dst(x0.nbytes());
         Tensor old_y(DataType::kFloat32, kShape);
         for (int r = 0; r < rounds; ++r) {
           const Times c = median_ms(iterations, [&] {

@@ -21,4 +21,23 @@ std::string single_op_model_bytes(
     const std::vector<std::pair<std::string, int64_t>>& int_attrs = {},
     const std::vector<std::pair<std::string, std::vector<int64_t>>>& ints_attrs = {});
 
+// One input of `node_model_bytes`: a float graph input of `shape` (fed by the caller), or,
+// when `ints` or `floats` is set, an initializer holding them (int64 or float).
+struct NodeInput {
+  std::string name;
+  Shape shape;
+  std::vector<int64_t> ints = {};
+  std::vector<float> floats = {};
+  bool constant = false;  // an initializer (from `ints` if non-empty, else `floats`)
+};
+
+// One node `op` (default domain, `opset`) over `inputs` (an empty name leaves that input out),
+// giving y; the attributes as in single_op_model_bytes.
+std::string node_model_bytes(
+    const std::string& op, int opset, const std::vector<NodeInput>& inputs,
+    const std::vector<std::pair<std::string, std::string>>& string_attrs = {},
+    const std::vector<std::pair<std::string, int64_t>>& int_attrs = {},
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& ints_attrs = {},
+    const std::vector<std::pair<std::string, float>>& float_attrs = {});
+
 }  // namespace parity::bench

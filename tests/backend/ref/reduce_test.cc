@@ -419,6 +419,53 @@ save('s', s.astype(np.float32))
   set_num_threads(0);
 }
 
+// Reduced dims in the middle (kept dims before and after, a kept dim of length 1 among the
+// reduced ones): the blocked path over each leading index must give, for every kind, the bits
+// of the same reduction over the trailing axes of the transposed input (the row path: each
+// output's elements in the same order).
+TEST(ReduceKernels, MiddleAxisReductionsKeepEachOutputsOrder) {
+  auto np = numpy_arrays(R"(
+x = (rng.randn(5, 6, 1, 7, 300) * 50).astype(np.float32)
+x[1, 2, 0, 3, 7] = np.nan; x[2, 0, 0, 1, 8] = np.inf; x[2, 1, 0, 1, 8] = -np.inf
+x[:, :, 0, :, 9] = 2.0**-24; x[0, 0, 0, 0, 9] = 1
+save('x', x); save('xd', x.astype(np.float64) * 3.5); save('xi', (x[..., 10:] * 7).astype(np.int32))
+)");
+  const std::pair<const char*, const char*> inputs[] = {
+      {"x", "float"}, {"xd", "double"}, {"xi", "int32"}};
+  for (int threads : {1, 2, 4}) {
+    set_num_threads(threads);
+    for (const auto& [name, type] : inputs) {
+      const Tensor& x = np.at(name);
+      for (const std::string& op : kOps) {
+        if (std::string(type) == "int32" &&
+            (op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp"))
+          continue;  // float-only kinds
+        TensorMap feed;
+        feed.set("x", x);
+        TensorMap out = run_text_model(fmt::format(R"(
+          <ir_version: 8, opset_import: ["" : 11]>
+          g ({0}[5,6,1,7,{1}] x) => ({0} a, {0} b, {0} c, {0} d) {{
+            a = {2}<axes = [1, 3], keepdims = 0>(x)
+            t = Transpose<perm = [0, 2, 4, 1, 3]>(x)
+            b = {2}<axes = [3, 4], keepdims = 0>(t)
+            c = {2}<axes = [3], keepdims = 1>(x)
+            u = Transpose<perm = [0, 1, 2, 4, 3]>(x)
+            d0 = {2}<axes = [4], keepdims = 1>(u)
+            d = Transpose<perm = [0, 1, 2, 4, 3]>(d0)
+          }}
+        )",
+                                                   type, x.shape()[4], op),
+                                       feed);
+        EXPECT_TRUE(tensors_identical(out.at("a"), out.at("b")))
+            << op << " of " << type << " over axes 1, 3, " << threads << " threads";
+        EXPECT_TRUE(tensors_identical(out.at("c"), out.at("d")))
+            << op << " of " << type << " over axis 3, " << threads << " threads";
+      }
+    }
+  }
+  set_num_threads(0);
+}
+
 TEST(ReduceKernels, RefuseBadAxesAndTypesNamingTheNode) {
   auto np = numpy_arrays("save('x', np.ones((2, 3), np.float32))\n");
   std::string e = error_of([&] {

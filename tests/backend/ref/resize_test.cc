@@ -3,6 +3,7 @@
 // against NumPy oracles written from the operator specifications and run at test time.
 #include <gtest/gtest.h>
 
+#include "core/thread_pool.h"
 #include "ref_test_util.h"
 
 namespace parity::testing {
@@ -130,6 +131,118 @@ save('cub', resize(x, 'cubic', [0, 1, 2, 3], scales=[1, 1, 0.7, 1.35]).astype(np
   // Computed in double and rounded once, so equal to NumPy's float64 result rounded.
   EXPECT_TRUE(tensors_close(out.at("sym"), np.at("sym"), 1e-3, 1e-4));
   EXPECT_TRUE(tensors_close(out.at("cub"), np.at("cub"), 1e-3, 1e-4));
+}
+
+// The reference's exact sums, written out: per resized axis (innermost first) the taps of
+// each output (clamped index, weight; zero weights dropped), summed from 0.0 in tap order in
+// float64, one axis after the other; an axis that maps every index to itself with weight 1 is
+// skipped. Elementwise NumPy float64 arithmetic rounds each product and sum once, as the
+// kernel does, so the result must match bit for bit.
+constexpr const char* kNumpySequentialResize = R"(
+import math
+def cubic_k(x, A):
+    x = abs(x)
+    if x <= 1: return ((A + 2) * x - (A + 3)) * x * x + 1
+    if x < 2: return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    return 0.0
+def axis_taps(n_in, n_out, scale, mode, coord, A, exclude, out_width, antialias):
+    taps = []
+    for x in range(n_out):
+        if coord == 'half_pixel': s = (x + 0.5) / scale - 0.5
+        elif coord == 'asymmetric': s = x / scale
+        elif coord == 'align_corners': s = 0.0 if out_width == 1 else x * (n_in - 1) / (out_width - 1)
+        base = math.floor(s); ratio = s - base
+        if ratio == 0: base -= 1; ratio = 1.0
+        sc = min(scale, 1.0) if antialias else 1.0
+        start = math.floor((-1 if mode == 'linear' else -2) / sc) + 1
+        ws = []
+        for i in range(start, 2 - start):
+            d = (i - ratio) * sc
+            w = min(max(1 - abs(d), 0.0), 1.0) if mode == 'linear' else cubic_k(d, A)
+            if exclude and not 0 <= base + i < n_in: w = 0.0
+            ws.append((base + i, w))
+        total = 0.0
+        for _, w in ws: total += w
+        taps.append([(min(max(j, 0), n_in - 1), w / total if exclude or antialias else w) for j, w in ws if w != 0])
+    return taps
+def resize_seq(x, mode, scales, coord='half_pixel', A=-0.75, exclude=False, antialias=False):
+    y = x.astype(np.float64)
+    for a in reversed(range(x.ndim)):
+        s = float(np.float32(scales[a])); width = s * x.shape[a]; n_out = int(math.floor(width))
+        taps = axis_taps(x.shape[a], n_out, s, mode, coord, A, exclude, width, antialias)
+        if n_out == x.shape[a] and all(t == [(o, 1.0)] for o, t in enumerate(taps)): continue
+        src = np.moveaxis(y, a, -1)
+        out = np.zeros(src.shape[:-1] + (n_out,))
+        for o, t in enumerate(taps):
+            acc = np.zeros(src.shape[:-1])
+            for j, w in t: acc = acc + w * src[..., j]
+            out[..., o] = acc
+        y = np.moveaxis(out, -1, a)
+    return y.astype(x.dtype)
+def with_edges(x):
+    f = x.reshape(-1)
+    f[:6] = [np.nan, np.inf, -np.inf, -0.0, 1e-45, 3e38]
+    return x
+)";
+
+TEST(ResizeKernel, InterpolationKeepsTheSequentialDoubleSumsOnAnyThreadCount) {
+  auto np = numpy_arrays(std::string(kNumpySequentialResize) + R"(
+a = with_edges((rng.rand(2, 8, 37, 67) * 8 - 4).astype(np.float32))
+save('a', a); save('lin2x', resize_seq(a, 'linear', [1, 1, 2, 2]))
+b = with_edges((rng.rand(2, 3, 9, 13) * 8 - 4).astype(np.float32))
+save('b', b)
+save('cub', resize_seq(b, 'cubic', [1, 1, 0.7, 1.35]))
+save('cub_ex', resize_seq(b, 'cubic', [1, 1, 1.7, 0.55], exclude=True, A=-0.5))
+c = with_edges((rng.rand(3, 4, 5, 6) * 8 - 4).astype(np.float32))
+save('c', c)
+save('lin_all', resize_seq(c, 'linear', [2, 1, 1.5, 0.6], coord='align_corners'))
+save('lin_same', resize_seq(c, 'linear', [1, 1, 1, 1]))
+save('lin_asym', resize_seq(c, 'linear', [1, 3, 1, 1], coord='asymmetric'))
+save('lin_w', resize_seq(c, 'linear', [1, 2, 1, 2.5]))
+d = with_edges((rng.rand(1, 2, 40, 50) * 8 - 4).astype(np.float32))
+save('d', d)
+save('aa', resize_seq(d, 'linear', [1, 1, 0.15, 0.3], antialias=True))
+)");
+  const std::string model = R"(
+    <ir_version: 9, opset_import: ["" : 13]>
+    g (float[2,8,37,67] a, float[2,3,9,13] b, float[3,4,5,6] c)
+        => (float lin2x, float cub, float cub_ex, float lin_all, float lin_same, float lin_asym,
+            float lin_w) {
+      s2 = Constant<value = float[4] {1, 1, 2, 2}>()
+      s_cub = Constant<value = float[4] {1, 1, 0.7, 1.35}>()
+      s_ex = Constant<value = float[4] {1, 1, 1.7, 0.55}>()
+      s_all = Constant<value = float[4] {2, 1, 1.5, 0.6}>()
+      s_same = Constant<value = float[4] {1, 1, 1, 1}>()
+      s_asym = Constant<value = float[4] {1, 3, 1, 1}>()
+      s_w = Constant<value = float[4] {1, 2, 1, 2.5}>()
+      lin2x = Resize<mode = "linear">(a, , s2)
+      cub = Resize<mode = "cubic">(b, , s_cub)
+      cub_ex = Resize<mode = "cubic", exclude_outside = 1, cubic_coeff_a = -0.5>(b, , s_ex)
+      lin_all = Resize<mode = "linear", coordinate_transformation_mode = "align_corners">(c, , s_all)
+      lin_same = Resize<mode = "linear">(c, , s_same)
+      lin_asym = Resize<mode = "linear", coordinate_transformation_mode = "asymmetric">(c, , s_asym)
+      lin_w = Resize<mode = "linear">(c, , s_w)
+    }
+  )";
+  // Antialiased shrinking: more taps per output (14 rows) than the fused pass caches.
+  const std::string antialias = R"(
+    <ir_version: 9, opset_import: ["" : 18]>
+    g (float[1,2,40,50] d) => (float aa) {
+      s = Constant<value = float[4] {1, 1, 0.15, 0.3}>()
+      aa = Resize<mode = "linear", antialias = 1>(d, , s)
+    }
+  )";
+  const TensorMap feed = feed_of(np, {"a", "b", "c"});
+  for (int threads : {1, 2, 4}) {
+    set_num_threads(threads);
+    TensorMap out = run_text_model(model, feed);
+    for (const char* n : {"lin2x", "cub", "cub_ex", "lin_all", "lin_same", "lin_asym", "lin_w"})
+      EXPECT_TRUE(tensors_identical(out.at(n), np.at(n))) << n << " on " << threads << " threads";
+    EXPECT_TRUE(
+        tensors_identical(run_text_model(antialias, feed_of(np, {"d"})).at("aa"), np.at("aa")))
+        << "antialias on " << threads << " threads";
+  }
+  set_num_threads(0);
 }
 
 TEST(ResizeKernel, RefusesBadScalesAndModes) {

@@ -3,6 +3,7 @@
 // opsets. Expected values are computed by NumPy at test time from the ONNX specification.
 #include <gtest/gtest.h>
 
+#include "core/thread_pool.h"
 #include "ref_test_util.h"
 
 namespace parity::testing {
@@ -185,6 +186,35 @@ save('half', center_crop_pad(h, [3, 10], [0, 1]))
   )",
                                  feed_from(np, {"x", "h"}));
   expect_identical(out, np, {"both", "odd", "last", "half"});
+}
+
+// Few large rows (axis 0: one row) split each block's copy over the threads: the bytes are
+// NumPy's on 1, 2 and 4 threads, with an empty part and a part of one row among them.
+TEST(ConcatKernel, FewLargeRowsSplitOverThreadsMatchNumPy) {
+  auto np = numpy_arrays(R"(
+a = rng.rand(300, 257).astype(np.float32); a.reshape(-1)[:3] = [np.nan, -0.0, np.inf]
+b = rng.rand(5, 257).astype(np.float32); e = np.zeros((0, 257), np.float32)
+c = rng.randint(-9, 9, (3, 40000)).astype(np.int64); d = rng.randint(-9, 9, (3, 1)).astype(np.int64)
+save('a', a); save('f', a[:1]); save('b', b); save('e', e); save('c', c); save('d', d)
+save('rows', np.concatenate([a, e, b, a[:1]], axis=0))
+save('cols', np.concatenate([c, d, c], axis=1))
+)");
+  const std::string model = R"(
+    <ir_version: 9, opset_import: ["" : 13]>
+    g (float[300,257] a, float[1,257] f, float[5,257] b, float[0,257] e, int64[3,40000] c, int64[3,1] d)
+        => (float rows, int64 cols) {
+      rows = Concat<axis = 0>(a, e, b, f)
+      cols = Concat<axis = 1>(c, d, c)
+    }
+  )";
+  const TensorMap feed = feed_of(np, {"a", "f", "b", "e", "c", "d"});
+  for (int threads : {1, 2, 4}) {
+    set_num_threads(threads);
+    TensorMap out = run_text_model(model, feed);
+    EXPECT_TRUE(tensors_identical(out.at("rows"), np.at("rows"))) << threads << " threads";
+    EXPECT_TRUE(tensors_identical(out.at("cols"), np.at("cols"))) << threads << " threads";
+  }
+  set_num_threads(0);
 }
 
 TEST(ShapeKernels, OlderOpsetsTakeAttributesWhereLaterOnesTakeInputs) {

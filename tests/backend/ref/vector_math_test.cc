@@ -205,6 +205,58 @@ save('lsm1', soft(x, 1, True))
     }
 }
 
+// Softmax and LogSoftmax along axis 0 of [300, 500]: one block too large to keep its exps or
+// take the vector path whole, so it is cut into tiles of columns (ragged at the end) spread
+// over the threads; columns with NaN, infinities and huge logits send their tiles to the
+// exact path. The bits are glibc's sequential ones on every code path and thread count.
+TEST(VectorMath, SoftmaxOverTheFirstAxisInTilesMatchesGlibcBitForBit) {
+  auto np = numpy_arrays(std::string(kPrelude) + R"(
+x = (rng.randn(300, 500) * 8).astype(np.float32)
+x[:150, 0] = -np.inf; x[5, 1] = np.nan; x[:, 2] = 0; x[7, 120] = 3e38; x[:, 300] = np.inf
+x[0, 499] = np.inf; x[::3, 498] = -1e30
+def soft0(x, log):
+    x = x.astype(np.float64)
+    y = np.empty_like(x)
+    for c in range(x.shape[1]):
+        col = [float(v) for v in x[:, c]]
+        m = -math.inf
+        for v in col:
+            if v > m or math.isnan(v):
+                m = m if math.isnan(m) else v
+        s = 0.0
+        for v in col:
+            s += exp(v - m)
+        if log:
+            ls = log_(s)
+            y[:, c] = [(v - m) - ls for v in col]
+        else:
+            y[:, c] = [exp(v - m) / s for v in col]
+    return y.astype(np.float32)
+log_ = log
+save('x', x); save('sm', soft0(x, False)); save('lsm', soft0(x, True))
+)");
+  IsaScope scope;
+  TensorMap feed;
+  feed.set("x", np.at("x"));
+  for (Isa isa : isas())
+    for (int threads : {1, 2, 4}) {
+      ref::vmath::force_isa(isa);
+      set_num_threads(threads);
+      TensorMap out = run_text_model(R"(
+        <ir_version: 9, opset_import: ["" : 13]>
+        g (float[300,500] x) => (float[300,500] sm, float[300,500] lsm) {
+          sm = Softmax<axis = 0>(x)
+          lsm = LogSoftmax<axis = 0>(x)
+        }
+      )",
+                                     feed);
+      for (const char* n : {"sm", "lsm"})
+        EXPECT_TRUE(out.at(n).equals(np.at(n)))
+            << n << " on " << ref::vmath::isa_name(isa) << ", " << threads << " threads";
+    }
+  set_num_threads(0);
+}
+
 // Pow with an exponent tensor of X's shape and with a scalar exponent: every edge base with
 // exponents at the special cases (zeros, infinities, NaN, halves, integers, the float
 // overflow and underflow exponents).

@@ -102,30 +102,39 @@ bool rows_contiguous(const Shape& shape, const std::vector<int64_t>& axes) {
   return true;
 }
 
-// True when every kept dim longer than 1 comes after every reduced one: output o then reduces
-// x[o], x[o + m], x[o + 2 m], ... (m outputs), in that order, which is reduce's order.
-bool columns_contiguous(const Shape& shape, const std::vector<int64_t>& axes) {
+// For the layout "kept dims, one run of reduced dims, kept dims" (dims of length 1 anywhere):
+// output o = p inner + i then reduces x[(p count + k) inner + i] for k = 0, 1, ..., count - 1,
+// in that order, which is reduce()'s order. Returns inner, the product of the kept dims after
+// the run (the number of outputs when every kept dim comes first), or 0 when the reduced
+// dims longer than 1 are not one run.
+int64_t inner_after_reduced_run(const Shape& shape, const std::vector<int64_t>& axes) {
   std::vector<bool> reduced(shape.size(), axes.empty());
   for (int64_t a : axes) reduced[a] = true;
-  bool seen_kept = false;
+  int first = -1, last = -1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (reduced[d] && shape[d] > 1) {
+      if (first < 0) first = static_cast<int>(d);
+      last = static_cast<int>(d);
+    }
+  int64_t inner = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    if (!reduced[d])
-      seen_kept = true;
-    else if (seen_kept)
-      return false;
+    const bool inside = static_cast<int>(d) > first && static_cast<int>(d) < last;
+    if (inside && !reduced[d] && shape[d] > 1) return 0;
+    if (static_cast<int>(d) > last) inner *= shape[d];
   }
-  return true;
+  return inner;
 }
 
 // Outputs per block of column_reduce: their accumulators stay in L1 while the rows stream by.
 constexpr int64_t kColumnBlock = 256;
 
-// reduce() for columns_contiguous layouts: each block of consecutive outputs accumulates
-// row by row, reading the input in its own order instead of one strided column per output.
-// Every output still combines its inputs in the same sequence, so the bits are reduce()'s.
+// reduce() for the layouts of inner_after_reduced_run (inner > 1): each block of consecutive
+// outputs with the same p accumulates row by row (k), reading the input in its own order
+// instead of one strided column per output. Every output still combines its inputs in the
+// same sequence, so the bits are reduce()'s; a chunk of outputs splits at p's boundaries only
+// into blocks, never into parts of one output.
 template <typename T, typename Acc, typename Combine, typename Finish>
-Tensor column_reduce(const Tensor& x, const Reduction& r, Acc init, Combine combine,
+Tensor column_reduce(const Tensor& x, const Reduction& r, int64_t inner, Acc init, Combine combine,
                      Finish finish) {
   Tensor y = uninitialized_tensor(x.dtype(), r.out_shape());
   const T* src = x.data<T>();
@@ -133,14 +142,17 @@ Tensor column_reduce(const Tensor& x, const Reduction& r, Acc init, Combine comb
   const int64_t m = r.num_outputs(), count = r.count();
   parallel_for(m, std::max(kColumnBlock, grain_for(count)), [&](int64_t b, int64_t e) {
     Acc acc[kColumnBlock];
-    for (int64_t o0 = b; o0 < e; o0 += kColumnBlock) {
-      const int64_t len = std::min(kColumnBlock, e - o0);
+    for (int64_t o0 = b; o0 < e;) {
+      const int64_t p = o0 / inner, i0 = o0 % inner;
+      const int64_t len = std::min({kColumnBlock, e - o0, inner - i0});
       std::fill(acc, acc + len, init);
+      const T* slab = src + p * count * inner + i0;
       for (int64_t k = 0; k < count; ++k) {
-        const T* row = src + k * m + o0;
+        const T* row = slab + k * inner;
         for (int64_t i = 0; i < len; ++i) acc[i] = combine(acc[i], widen(row[i]));
       }
       for (int64_t i = 0; i < len; ++i) dst[o0 + i] = narrow<T>(finish(acc[i], count));
+      o0 += len;
     }
   });
   return y;
@@ -296,9 +308,10 @@ class Reduce : public Kernel {
           return guarded_sums(x, r);
       }
       using Op = ReduceOp<K, T>;
-      if (r.num_outputs() > 1 && columns_contiguous(x.shape(), axes))
+      const int64_t inner = inner_after_reduced_run(x.shape(), axes);
+      if (r.num_outputs() > 1 && inner > 1)
         return column_reduce<T>(
-            x, r, Op::init(), [](auto acc, auto v) { return Op::combine(acc, v); },
+            x, r, inner, Op::init(), [](auto acc, auto v) { return Op::combine(acc, v); },
             [](typename Op::Acc acc, int64_t n) { return Op::finish(acc, n); });
       return reduce<T, T>(x, r, Op::init(), &Op::combine,
                           [](typename Op::Acc acc, int64_t n) { return Op::finish(acc, n); });

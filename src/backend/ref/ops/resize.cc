@@ -6,7 +6,10 @@
 // per output index, built once from ONNX's formulas; then the axes are resized one after the
 // other, innermost first as the spec's reference nests them, in double, and the result is
 // rounded once. Nearest mode is a pure gather, so it serves every element type.
+#include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "backend/ref/ops/kernel_util.h"
 
@@ -384,41 +387,145 @@ class Resize : public Kernel {
     return y;
   }
 
-  // Linear, cubic (and nearest with extrapolation): axis by axis in double, innermost first.
+  // One axis of the interpolation: out[p, o, i] = 0 + w_0 in[p, index_0, i] + w_1 ... over
+  // o's taps in order, in double (the reference's sum, kept exactly: no contraction in this
+  // file), stored through narrow<Out> (Out = double between axes). `in` is read through
+  // to_double, so the first axis reads the input itself. Split over outer rows (p, o); a
+  // row's values never depend on the split.
+  template <typename In, typename Out>
+  static void resize_axis(const In* in, Out* out, int64_t outer, int64_t len_in, int64_t len_out,
+                          int64_t inner, const AxisTaps& t) {
+    const int64_t* first = t.first.data();
+    const int64_t* index = t.index.data();
+    const double* weight = t.weight.data();
+    if (inner == 1) {
+      // The innermost axis: each output is a short dot product over one input row.
+      parallel_for(outer, grain_for(len_out * 2), [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          const In* row = in + p * len_in;
+          Out* dst = out + p * len_out;
+          for (int64_t o = 0; o < len_out; ++o) {
+            double acc = 0.0;
+            for (int64_t k = first[o]; k < first[o + 1]; ++k)
+              acc += weight[k] * to_double(row[index[k]]);
+            dst[o] = narrow<Out>(acc);
+          }
+        }
+      });
+      return;
+    }
+    parallel_for(outer * len_out, grain_for(inner * 4), [&](int64_t b, int64_t e) {
+      std::vector<double> acc(static_cast<size_t>(inner));
+      for (int64_t row = b; row < e; ++row) {
+        const int64_t p = row / len_out, o = row % len_out;
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t k = first[o]; k < first[o + 1]; ++k) {
+          const double wv = weight[k];
+          const In* in_row = in + (p * len_in + index[k]) * inner;
+          for (int64_t i = 0; i < inner; ++i) acc[i] += wv * to_double(in_row[i]);
+        }
+        Out* dst = out + row * inner;
+        for (int64_t i = 0; i < inner; ++i) dst[i] = narrow<Out>(acc[i]);
+      }
+    });
+  }
+
+  // The last two axes (both resized) in one pass, each value by the formulas of resize_axis:
+  // an output row (p, o) sums rows of the W-resized image, and those rows (0 + w_0 x[.., j_0]
+  // + ...) are made when first needed in a small per-thread cache keyed by input row, instead
+  // of a whole W-resized intermediate written to memory and read back. Consecutive output
+  // rows share input rows, so each is made about once per chunk.
+  template <typename In, typename Out>
+  static void resize_last_two(const In* in, Out* out, int64_t outer, int64_t h_in, int64_t h_out,
+                              int64_t w_in, int64_t w_out, const AxisTaps& th, const AxisTaps& tw) {
+    constexpr int64_t kSlots = 8;
+    parallel_for(outer * h_out, grain_for(w_out * 8), [&](int64_t b, int64_t e) {
+      std::vector<double> rows(static_cast<size_t>(kSlots * w_out)), acc(w_out);
+      std::vector<int64_t> held(kSlots, -1);  // the input row each slot holds
+      auto w_resized = [&](int64_t r) -> const double* {
+        const int64_t slot = r % kSlots;
+        double* dst = rows.data() + slot * w_out;
+        if (held[slot] == r) return dst;
+        held[slot] = r;
+        const In* row = in + r * w_in;
+        for (int64_t o = 0; o < w_out; ++o) {
+          double sum = 0.0;
+          for (int64_t k = tw.first[o]; k < tw.first[o + 1]; ++k)
+            sum += tw.weight[k] * to_double(row[tw.index[k]]);
+          dst[o] = sum;
+        }
+        return dst;
+      };
+      for (int64_t row = b; row < e; ++row) {
+        const int64_t p = row / h_out, o = row % h_out;
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t k = th.first[o]; k < th.first[o + 1]; ++k) {
+          const double wv = th.weight[k];
+          const double* src = w_resized(p * h_in + th.index[k]);
+          for (int64_t i = 0; i < w_out; ++i) acc[i] += wv * src[i];
+        }
+        Out* dst = out + row * w_out;
+        for (int64_t i = 0; i < w_out; ++i) dst[i] = narrow<Out>(acc[i]);
+      }
+    });
+  }
+
+  // Linear, cubic (and nearest with extrapolation): axis by axis in double, innermost first;
+  // identity axes are skipped, the first resized axis reads X and the last one rounds into Y
+  // (with tf_crop_and_resize the rounding is a pass of its own, which places the
+  // extrapolation value).
   template <typename T>
   Tensor interpolate(const Tensor& x, const Shape& out_shape,
                      const std::vector<AxisTaps>& taps) const {
     const int64_t rank = x.rank();
     Tensor y = uninitialized_tensor(x.dtype(), out_shape);
     if (y.numel() == 0) return y;
-    std::vector<double> cur(static_cast<size_t>(x.numel()));
-    const T* src = x.data<T>();
-    for (int64_t i = 0; i < x.numel(); ++i) cur[i] = to_double(src[i]);
-    Shape shape = x.shape();
-    std::vector<double> next;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      const AxisTaps& t = taps[d];
-      if (t.identity) continue;
-      const int64_t outer = dims_product(shape, 0, d), inner = dims_product(shape, d + 1, rank);
-      const int64_t len_in = shape[d], len_out = out_shape[d];
-      next.assign(static_cast<size_t>(outer * len_out * inner), 0.0);
-      parallel_for(outer * len_out, grain_for(inner * 4), [&](int64_t b, int64_t e) {
-        for (int64_t row = b; row < e; ++row) {
-          const int64_t po = row / len_out, o = row % len_out;
-          double* out = next.data() + row * inner;
-          for (int64_t k = t.first[o]; k < t.first[o + 1]; ++k) {
-            const double wv = t.weight[k];
-            const double* in_row = cur.data() + (po * len_in + t.index[k]) * inner;
-            for (int64_t i = 0; i < inner; ++i) out[i] += wv * in_row[i];
-          }
-        }
-      });
-      cur.swap(next);
-      shape[d] = len_out;
-    }
-    T* dst = y.data<T>();
-    const int64_t total = y.numel();
     const bool crop = o_.coord == Coord::kTfCropAndResize;
+    std::vector<int64_t> resized;  // innermost first
+    for (int64_t d = rank - 1; d >= 0; --d)
+      if (!taps[d].identity) resized.push_back(d);
+    T* dst = y.data<T>();
+    const T* src = x.data<T>();
+    Shape shape = x.shape();
+    // Intermediate axes in double; left uninitialized (every element is written), so their
+    // pages are first touched by the threads that fill them.
+    std::unique_ptr<double[]> cur, next;
+    for (size_t n = 0; n < resized.size();) {
+      const int64_t d = resized[n];
+      // The two innermost axes both resized: one fused pass (the usual 2-D image case).
+      const bool two = n == 0 && resized.size() >= 2 && d == rank - 1 && resized[1] == rank - 2;
+      const int64_t d0 = two ? rank - 2 : d;
+      const int64_t outer = dims_product(shape, 0, d0), inner = dims_product(shape, d + 1, rank);
+      const int64_t len_in = shape[d0], len_out = out_shape[d0];
+      const size_t step = two ? 2 : 1;
+      const bool last = n + step == resized.size() && !crop;
+      const int64_t out_inner = two ? out_shape[rank - 1] : inner;
+      if (!last) next.reset(new double[static_cast<size_t>(outer * len_out * out_inner)]);
+      if (two && last)
+        resize_last_two(src, dst, outer, len_in, len_out, shape[d], out_shape[d], taps[d0],
+                        taps[d]);
+      else if (two)
+        resize_last_two(src, next.get(), outer, len_in, len_out, shape[d], out_shape[d], taps[d0],
+                        taps[d]);
+      else if (n == 0 && last)
+        resize_axis(src, dst, outer, len_in, len_out, inner, taps[d]);
+      else if (n == 0)
+        resize_axis(src, next.get(), outer, len_in, len_out, inner, taps[d]);
+      else if (last)
+        resize_axis(cur.get(), dst, outer, len_in, len_out, inner, taps[d]);
+      else
+        resize_axis(cur.get(), next.get(), outer, len_in, len_out, inner, taps[d]);
+      cur.swap(next);
+      shape[d] = out_shape[d];
+      shape[d0] = out_shape[d0];
+      n += step;
+    }
+    if (!resized.empty() && !crop) return y;
+    if (resized.empty()) {
+      cur.reset(new double[static_cast<size_t>(x.numel())]);
+      for (int64_t i = 0; i < x.numel(); ++i) cur[i] = to_double(src[i]);
+    }
+    const int64_t total = y.numel();
     const T extrapolation = narrow<T>(o_.extrapolation);
     parallel_for(total, kElementwiseGrain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {

@@ -287,17 +287,34 @@ class Concat : public Kernel {
     const int64_t outer = dims_product(out_shape, 0, axis);
     const int64_t inner = dims_product(out_shape, axis + 1, out_shape.size());
     const int64_t out_block = out_shape[axis] * inner;
+    auto copy = [](const S* from, int64_t n, S* to) {
+      if constexpr (std::is_trivially_copyable_v<S>) {
+        if (n > 0) std::memcpy(to, from, static_cast<size_t>(n) * sizeof(S));
+      } else {
+        std::copy(from, from + n, to);
+      }
+    };
+    if (outer < 8 && outer * out_block >= 2 * kElementwiseGrain) {
+      // A few large blocks (on axis 0 there is one row): each block's copy is split over the
+      // threads instead, or one thread would copy everything.
+      for (int64_t o = 0; o < outer; ++o) {
+        S* out = dst + o * out_block;
+        for (const Tensor* t : parts) {
+          const int64_t block = t->shape()[axis] * inner;
+          const S* src = static_cast<const S*>(t->raw_data()) + o * block;
+          parallel_for(block, kElementwiseGrain,
+                       [&](int64_t b, int64_t e) { copy(src + b, e - b, out + b); });
+          out += block;
+        }
+      }
+      return y;
+    }
     parallel_for(outer, grain_for(out_block), [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         S* out = dst + o * out_block;
         for (const Tensor* t : parts) {
           const int64_t block = t->shape()[axis] * inner;
-          const S* src = static_cast<const S*>(t->raw_data()) + o * block;
-          if constexpr (std::is_trivially_copyable_v<S>) {
-            if (block > 0) std::memcpy(out, src, static_cast<size_t>(block) * sizeof(S));
-          } else {
-            std::copy(src, src + block, out);
-          }
+          copy(static_cast<const S*>(t->raw_data()) + o * block, block, out);
           out += block;
         }
       }

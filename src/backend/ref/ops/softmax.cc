@@ -6,7 +6,9 @@
 // Before opset 13 the input is seen as a 2-D matrix [prod(dims before axis), prod(the rest)]
 // and each row is normalised (axis defaults to 1); from opset 13 the normalisation runs along
 // the one axis (default -1).
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "backend/ref/ops/kernel_util.h"
@@ -54,100 +56,168 @@ class Softmax : public Kernel {
     Tensor y = uninitialized_tensor(x.dtype(), x.shape());
     const T* src = x.data<T>();
     T* dst = y.data<T>();
-    // exp(x - max) of one outer block is kept between the sum and the division when it fits,
-    // so each is computed once (the same values either way).
-    const bool keep = !kLog && n * inner <= kKeptExps;
+    // Each column (an outer block's values along the axis at one inner index) is normalised
+    // on its own, so a block may be cut into tiles of `width` columns without changing any
+    // value: blocks too large to take the vector path (or, for double, to keep their exps; a
+    // softmax over axis 0, say, is one block) are, into the widest tiles that can, and the
+    // tiles are spread over the threads. Wide tiles matter: a tile's rows lie `inner` apart,
+    // and each row of it is one more page to walk.
     constexpr bool kVector = !std::is_same_v<T, double>;
-    const bool vector = kVector && n * inner <= kVectorBlock;
-    parallel_for(outer, grain_for(3 * n * inner), [&](int64_t b, int64_t e) {
-      // The `inner` columns of one outer block are done together, along contiguous rows.
-      std::vector<double> max(inner), sum(inner), exps(keep || vector ? n * inner : 0);
-      for (int64_t o = b; o < e; ++o) {
-        const T* xs = src + o * n * inner;
-        T* ys = dst + o * n * inner;
-        if (vector && vector_block(xs, ys, n, inner, max, sum, exps)) continue;
-        exact_block(xs, ys, n, inner, max, sum, exps, keep);
+    const int64_t tile_cap = kVector ? kVectorBlock : kKeptExps;
+    int64_t width = inner;
+    if (n * inner > tile_cap && inner > 1)
+      width = std::clamp<int64_t>(tile_cap / std::max<int64_t>(n, 1), 1, inner);
+    const int64_t tiles = (inner + width - 1) / width;
+    // exp(x - max) of one tile is kept between the sum and the division when it fits, so each
+    // is computed once (the same values either way).
+    const bool keep = !kLog && n * width <= kKeptExps;
+    const bool vector = kVector && n * width <= kVectorBlock;
+    parallel_for(outer * tiles, grain_for(3 * n * width), [&](int64_t b, int64_t e) {
+      std::vector<double> max(width), sum(width), exps(keep || vector ? n * width : 0);
+      for (int64_t item = b; item < e; ++item) {
+        const int64_t o = item / tiles, first = (item % tiles) * width;
+        const int64_t w = std::min(width, inner - first);
+        const T* xs = src + o * n * inner + first;
+        T* ys = dst + o * n * inner + first;
+        if (vector && vector_block(xs, ys, n, w, inner, max, sum, exps)) continue;
+        exact_block(xs, ys, n, w, inner, max, sum, exps, keep);
       }
     });
     return y;
   }
 
-  // The maxima of the `inner` columns (NaN wins).
+  // The maxima of `width` columns whose rows are `stride` apart (NaN wins).
   template <typename T>
-  static void column_max(const T* xs, int64_t n, int64_t inner, std::vector<double>& max) {
+  static void column_max(const T* xs, int64_t n, int64_t width, int64_t stride,
+                         std::vector<double>& max) {
     std::fill(max.begin(), max.end(), -std::numeric_limits<double>::infinity());
     for (int64_t k = 0; k < n; ++k)
-      for (int64_t i = 0; i < inner; ++i) {
-        const double v = to_double(xs[k * inner + i]);
-        if (v > max[i] || std::isnan(v)) max[i] = std::isnan(max[i]) ? max[i] : v;
+      for (int64_t i = 0; i < width; ++i) {
+        // Written as a select, so that it vectorizes: a NaN maximum stays, a NaN or larger
+        // value replaces it.
+        const double v = to_double(xs[k * stride + i]), m = max[i];
+        max[i] = std::isnan(m) || !(v > m || std::isnan(v)) ? m : v;
       }
   }
 
-  // One outer block with glibc's exp and log: the values that define the bits.
+  // One tile (n rows of `width` columns, rows `stride` apart) with glibc's exp and log: the
+  // values that define the bits.
   template <typename T>
-  static void exact_block(const T* xs, T* ys, int64_t n, int64_t inner, std::vector<double>& max,
-                          std::vector<double>& sum, std::vector<double>& exps, bool keep) {
-    column_max(xs, n, inner, max);
+  static void exact_block(const T* xs, T* ys, int64_t n, int64_t width, int64_t stride,
+                          std::vector<double>& max, std::vector<double>& sum,
+                          std::vector<double>& exps, bool keep) {
+    column_max(xs, n, width, stride, max);
     std::fill(sum.begin(), sum.end(), 0.0);
     for (int64_t k = 0; k < n; ++k)
-      for (int64_t i = 0; i < inner; ++i) {
-        const double ex = std::exp(to_double(xs[k * inner + i]) - max[i]);
-        if (keep) exps[k * inner + i] = ex;
+      for (int64_t i = 0; i < width; ++i) {
+        const double ex = std::exp(to_double(xs[k * stride + i]) - max[i]);
+        if (keep) exps[k * width + i] = ex;
         sum[i] += ex;
       }
     if constexpr (kLog) {
-      for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
+      for (int64_t i = 0; i < width; ++i) sum[i] = std::log(sum[i]);
       for (int64_t k = 0; k < n; ++k)
-        for (int64_t i = 0; i < inner; ++i)
-          ys[k * inner + i] = narrow<T>((to_double(xs[k * inner + i]) - max[i]) - sum[i]);
+        for (int64_t i = 0; i < width; ++i)
+          ys[k * stride + i] = narrow<T>((to_double(xs[k * stride + i]) - max[i]) - sum[i]);
     } else {
       for (int64_t k = 0; k < n; ++k)
-        for (int64_t i = 0; i < inner; ++i) {
+        for (int64_t i = 0; i < width; ++i) {
           const double ex =
-              keep ? exps[k * inner + i] : std::exp(to_double(xs[k * inner + i]) - max[i]);
-          ys[k * inner + i] = narrow<T>(ex / sum[i]);
+              keep ? exps[k * width + i] : std::exp(to_double(xs[k * stride + i]) - max[i]);
+          ys[k * stride + i] = narrow<T>(ex / sum[i]);
         }
     }
   }
 
-  // One outer block with SLEEF's exp over the whole block. Each exp is within kRelTol of
-  // glibc's; a sum of n positive terms adds at most n roundings on each side, the division or
-  // the subtraction of log(sum) a few more, so the results differ from exact_block's by at most
-  // `tol` below. False (and the block is redone by exact_block) when any output is not
-  // provably rounded to exact_block's value.
+  // One tile with SLEEF's exp over the whole tile. Each exp is within kRelTol of glibc's; a
+  // sum of n positive terms adds at most n roundings on each side, the division or the
+  // subtraction of log(sum) a few more, so the results differ from exact_block's by at most
+  // `tol` below. A column with an output not provably rounded to exact_block's value is
+  // redone alone by exact_block (columns are independent), so a rare doubtful output costs
+  // one column of glibc exps, not the tile's. False when the tile is best redone whole (a
+  // contiguous row that vector_row could not prove).
   template <typename T>
-  static bool vector_block(const T* xs, T* ys, int64_t n, int64_t inner, std::vector<double>& max,
-                           std::vector<double>& sum, std::vector<double>& exps) {
+  static bool vector_block(const T* xs, T* ys, int64_t n, int64_t width, int64_t stride,
+                           std::vector<double>& max, std::vector<double>& sum,
+                           std::vector<double>& exps) {
     if constexpr (std::is_same_v<T, float>) {
-      if (inner == 1) return vector_row(xs, ys, n, exps);
+      if (stride == 1) return vector_row(xs, ys, n, exps);
     }
-    column_max(xs, n, inner, max);
+    column_max(xs, n, width, stride, max);
     double* ex = exps.data();
     for (int64_t k = 0; k < n; ++k)
-      for (int64_t i = 0; i < inner; ++i) ex[k * inner + i] = to_double(xs[k * inner + i]) - max[i];
-    vmath::apply(vmath::Fn::kExp, ex, ex, n * inner);
+      for (int64_t i = 0; i < width; ++i)
+        ex[k * width + i] = to_double(xs[k * stride + i]) - max[i];
+    vmath::apply(vmath::Fn::kExp, ex, ex, n * width);
     std::fill(sum.begin(), sum.end(), 0.0);
     for (int64_t k = 0; k < n; ++k)
-      for (int64_t i = 0; i < inner; ++i) sum[i] += ex[k * inner + i];
+      for (int64_t i = 0; i < width; ++i) sum[i] += ex[k * width + i];
     const double rel = tolerance(n);
+    std::vector<char> exact;  // the columns redone by exact_block
+    std::vector<double> col_max(1), col_sum(1), col_exps;
+    auto redo = [&](int64_t i) {
+      if (exact.empty()) exact.assign(static_cast<size_t>(width), 0);
+      exact[i] = 1;
+      exact_block(xs + i, ys + i, n, 1, stride, col_max, col_sum, col_exps, false);
+    };
     if constexpr (kLog) {
-      for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
-      for (int64_t k = 0; k < n; ++k)
-        for (int64_t i = 0; i < inner; ++i) {
-          const double d = to_double(xs[k * inner + i]) - max[i];
-          const double r = d - sum[i];
-          // log(sum) differs by the sum's relative difference (absolute in the log).
-          const double tol = rel * (1 + std::fabs(sum[i]) + std::fabs(d) + std::fabs(r));
-          if (!vmath::rounds_alike<T>(r, tol)) return false;
-          ys[k * inner + i] = narrow<T>(r);
+      double widest = 0;  // the largest |log(sum)| of the tile's columns
+      for (int64_t i = 0; i < width; ++i) {
+        sum[i] = std::log(sum[i]);
+        widest = std::max(widest, std::fabs(sum[i]));
+      }
+      // The exps are summed: their rows now hold d = x - max, beside r = d - log(sum).
+      std::vector<double> r(static_cast<size_t>(width));
+      std::vector<float> row(static_cast<size_t>(width));
+      for (int64_t k = 0; k < n; ++k) {
+        double* d = ex + k * width;
+        for (int64_t i = 0; i < width; ++i) {
+          d[i] = to_double(xs[k * stride + i]) - max[i];
+          r[i] = d[i] - sum[i];
         }
+        if constexpr (std::is_same_v<T, float>) {
+          // The vector guard over the row with the widest column's |log(sum)| in the bound's
+          // constant: at least each column's own bound, so a value it passes is exact.
+          if (!std::isnan(widest) &&
+              vmath::narrow_checked(r.data(), d, {rel * (1 + widest), rel, rel}, false, row.data(),
+                                    width)) {
+            std::memcpy(ys + k * stride, row.data(), static_cast<size_t>(width) * sizeof(float));
+            continue;
+          }
+        }
+        for (int64_t i = 0; i < width; ++i) {
+          if (!exact.empty() && exact[i]) continue;
+          // log(sum) differs by the sum's relative difference (absolute in the log).
+          const double tol = rel * (1 + std::fabs(sum[i]) + std::fabs(d[i]) + std::fabs(r[i]));
+          if (!vmath::rounds_alike<T>(r[i], tol))
+            redo(i);
+          else
+            ys[k * stride + i] = narrow<T>(r[i]);
+        }
+      }
     } else {
       for (int64_t k = 0; k < n; ++k)
-        for (int64_t i = 0; i < inner; ++i) {
-          const double r = ex[k * inner + i] / sum[i];
-          if (!vmath::rounds_alike<T>(r, rel * r, true)) return false;
-          ys[k * inner + i] = narrow<T>(r);
+        for (int64_t i = 0; i < width; ++i) ex[k * width + i] /= sum[i];
+      std::vector<float> row(static_cast<size_t>(width));
+      for (int64_t k = 0; k < n; ++k) {
+        const double* r = ex + k * width;
+        if constexpr (std::is_same_v<T, float>) {
+          // The guard's vector kernels over one row of the tile (lane by lane the scalar
+          // guard's decision: a passing value is exact_block's, so it may also overwrite a
+          // column already redone); any doubt and the row is decided element by element.
+          if (vmath::narrow_checked(r, r, {0, rel, 0}, true, row.data(), width)) {
+            std::memcpy(ys + k * stride, row.data(), static_cast<size_t>(width) * sizeof(float));
+            continue;
+          }
         }
+        for (int64_t i = 0; i < width; ++i) {
+          if (!exact.empty() && exact[i]) continue;
+          if (!vmath::rounds_alike<T>(r[i], rel * r[i], true))
+            redo(i);
+          else
+            ys[k * stride + i] = narrow<T>(r[i]);
+        }
+      }
     }
     return true;
   }
