@@ -258,11 +258,14 @@ std::string generate_run_script(const RunArgs& args, const ComparatorOptions& cm
   fmt::format_to(out, "\n    # Data loader\n{}",
                  data_loader_code(args.data, args.data_loader_script));
 
-  fmt::format_to(out, "\n    # Runners: the model is loaded once and shared\n");
+  // Each runner is given the loader, as in Polygraphy's scripts: it loads the model when it is
+  // activated ("Loading model: ..." after its "Activating" line), through Parity's C++ loader
+  // (no Python copy of the weights).
+  fmt::format_to(out, "\n    # Runners: each loads the model when it is activated\n");
   if (runner_scripts.empty()) {
     fmt::format_to(out, "    runners = []\n");
   } else {
-    fmt::format_to(out, "    model = load_model()\n    runners = [\n");
+    fmt::format_to(out, "    model = load_model\n    runners = [\n");
     for (const RunnerScript& r : runner_scripts) fmt::format_to(out, "        {},\n", r.expression);
     fmt::format_to(out, "    ]\n");
   }

@@ -71,6 +71,58 @@ TEST(RunScript, GenerationFlagsBesideADataLoaderScriptAreIgnoredWithPolygraphysW
   EXPECT_NE(r.output.find("Completed 1 iteration(s)"), std::string::npos) << r.output;
 }
 
+// The lines of a run's runner lifecycle (Activating, Loading model, the session), with the
+// runner names and times masked.
+std::string lifecycle_lines(const std::string& output) {
+  std::string lines;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("Activating") != std::string::npos)
+      line = line.substr(0, line.find('-')) + " Activating";
+    if (line.find("Activating") != std::string::npos ||
+        line.find("Loading model: ") != std::string::npos ||
+        line.find("Creating ONNX-Runtime") != std::string::npos)
+      lines += line + "\n";
+  }
+  return lines;
+}
+
+// A run through a Python script prints Polygraphy's loader lines where the plain run does: each
+// runner's "Loading model" after its "Activating" line (none for ONNX Runtime opening an
+// unmodified file), and --save-onnx's line after the first of them. (The script saves again
+// for the second runner, as Polygraphy's loader chain does; the plain run saves once.)
+TEST(RunScript, ScriptRunsLoadTheModelAsEachRunnerIsActivated) {
+  TempDir dir;
+  write_text(dir.file("loader.py"),
+             "import numpy as np\n"
+             "def load_data():\n"
+             "    yield {'x': np.ones((1, 1, 2, 2), dtype=np.float32)}\n");
+  const std::string model = source_path("examples/identity.onnx");
+  const std::string saved = dir.file("saved.onnx");
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"--shape-inference"},
+        std::vector<std::string>{"--save-onnx", saved}}) {
+    std::vector<std::string> plain = {"run",      model,          "--pluginref",
+                                      "--onnxrt", "--log-format", "no-colors"};
+    plain.insert(plain.end(), extra.begin(), extra.end());
+    std::vector<std::string> scripted = plain;
+    scripted.insert(scripted.end(), {"--data-loader-script", dir.file("loader.py")});
+    const CommandResult a = run_parity(plain), b = run_parity(scripted);
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    ASSERT_EQ(b.exit_code, 0) << b.output;
+    const std::string expected = lifecycle_lines(a.output);
+    EXPECT_NE(expected.find("pluginref Activating\n[I] Loading model: "), std::string::npos)
+        << a.output;
+    EXPECT_EQ(lifecycle_lines(b.output), expected) << b.output;
+    if (!extra.empty() && extra[0] == "--save-onnx")
+      for (const CommandResult* r : {&a, &b})
+        EXPECT_NE(r->output.find("Activating and starting inference\n[I] Loading model: " + model +
+                                 "\n[I] Saving ONNX model to: " + saved + "\n"),
+                  std::string::npos)
+            << r->output;
+  }
+}
+
 TEST(RunScript, InterruptingParityStopsItsScriptAndLeavesNoTemporaryFile) {
   TempDir dir;
   const std::string tmp = dir.file("tmp");

@@ -49,8 +49,11 @@ class OnnxFromPath(BaseLoader):
         return model
 
     def _parity_model(self):
+        # The absolute path, as "Loading model: ..." shows it (Polygraphy's line).
         return _parity.onnx_from_path(
-            self.path, str(self.external_data_dir or ""), bool(self.ignore_external_data)
+            os.path.abspath(self.path),
+            str(self.external_data_dir or ""),
+            bool(self.ignore_external_data),
         )
 
 

@@ -1,5 +1,7 @@
 """ONNX Runtime (Polygraphy's ``polygraphy.backend.onnxrt``), loaded at run time by Parity's
 C++ backend: no ``onnxruntime`` Python package is needed."""
+import os
+
 from parity import _parity
 from parity.backend import _models
 from parity.backend.base import BaseLoader, BaseRunner, invoke_if_callable
@@ -37,8 +39,17 @@ class SessionFromOnnx(BaseLoader):
         self.custom_op_libs = list(custom_op_libs or [])
 
     def call_impl(self):
-        fast = getattr(self._model_bytes, "_parity_model", None)
-        model = fast() if fast is not None else invoke_if_callable(self._model_bytes)[0]
+        from parity.backend.onnx import OnnxFromPath
+
+        source = self._model_bytes
+        fast = getattr(source, "_parity_model", None)
+        if (type(source) is OnnxFromPath and not source.external_data_dir
+                and not source.ignore_external_data):
+            # An unmodified file is opened by ONNX Runtime itself, as Polygraphy's session
+            # loader opens a path: no model is loaded here, and no "Loading model" line.
+            model = os.path.abspath(source.path)
+        else:
+            model = fast() if fast is not None else invoke_if_callable(source)[0]
         if isinstance(model, (bytearray, memoryview)):
             model = bytes(model)
         elif hasattr(model, "__fspath__"):
