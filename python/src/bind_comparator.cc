@@ -2,6 +2,7 @@
 // generator of feeds, a custom compare function) are adapted to the C++ interfaces here, so
 // Comparator::run and compare_accuracy are the C++ ones whatever the user passes.
 #include "backend/subprocess_runner.h"
+#include "backend/value_tensors.h"
 #include "comparator/comparator.h"
 #include "core/logger.h"
 #include "io/json.h"
@@ -119,8 +120,11 @@ std::optional<std::pair<double, double>> range_pair(const char* what, py::handle
 
 DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::object metadata,
                                       py::object val_range, py::object int_range,
-                                      py::object float_range) {
+                                      py::object float_range, int64_t sequence_length,
+                                      int64_t map_size) {
   DataLoaderOptions o;
+  o.sequence_length = sequence_length;
+  o.map_size = map_size;
   o.seed = seed;
   if (iterations < 1)
     fail_usage("failed to create a DataLoader with iterations={}: at least 1 is needed",
@@ -144,6 +148,54 @@ DataLoaderOptions data_loader_options(uint32_t seed, int64_t iterations, py::obj
   o.int_range = range_pair("int_range", int_range);
   o.float_range = range_pair("float_range", float_range);
   return o;
+}
+
+}  // namespace
+
+namespace {
+
+// A map as a Python dict (int or str keys, NumPy scalars), as ONNX Runtime's binding takes it.
+py::dict dict_from_map(const MapValue& m) {
+  py::dict d;
+  py::array keys = array_from_tensor(m.keys), values = array_from_tensor(m.values);
+  for (int64_t i = 0; i < m.size(); ++i) {
+    py::object key = keys[py::int_(i)];
+    d[m.keys.dtype() == DataType::kString ? py::object(py::str(key)) : py::object(py::int_(key))] =
+        values[py::int_(i)];
+  }
+  return d;
+}
+
+// A generated feed as Python feeds are given: the sequence and map inputs of `metadata` as
+// lists and dicts (as tensors_from_dict reads them back), other inputs as arrays.
+py::dict feed_dict(const TensorMap& feed, const TensorMetadata* metadata) {
+  std::vector<std::string> value_names;
+  if (metadata)
+    for (const TensorMeta& m : *metadata)
+      if (m.value) value_names.push_back(m.name);
+  TensorMap rest;
+  py::dict values;
+  for (const auto& [name, value] : value_inputs(feed, value_names, rest)) {
+    py::list items;
+    if (value.is_map()) {
+      values[py::str(name)] = dict_from_map(value.map);
+      continue;
+    }
+    for (const Tensor& t : value.sequence) items.append(array_from_tensor(t));
+    for (const MapValue& m : value.maps) items.append(dict_from_map(m));
+    values[py::str(name)] = items;
+  }
+  // In the inputs' order, as the loader generated them.
+  py::dict d;
+  if (metadata)
+    for (const TensorMeta& m : *metadata) {
+      py::str name(m.name);
+      if (values.contains(name)) d[name] = values[name];
+      if (rest.contains(m.name)) d[name] = array_from_tensor(rest.at(m.name));
+    }
+  for (const auto& [name, t] : rest)
+    if (!d.contains(py::str(name))) d[py::str(name)] = array_from_tensor(t);
+  return d;
 }
 
 }  // namespace
@@ -264,13 +316,16 @@ void bind_comparator(py::module_& m) {
   py::class_<FeedSource>(m, "FeedSource");
   py::class_<DataLoader, FeedSource>(m, "DataLoader", "Generates Polygraphy's inputs bit for bit.")
       .def(py::init([](uint32_t seed, int64_t iterations, py::object input_metadata,
-                       py::object val_range, py::object int_range, py::object float_range) {
+                       py::object val_range, py::object int_range, py::object float_range,
+                       int64_t sequence_length, int64_t map_size) {
              return DataLoader(data_loader_options(seed, iterations, input_metadata, val_range,
-                                                   int_range, float_range));
+                                                   int_range, float_range, sequence_length,
+                                                   map_size));
            }),
            py::arg("seed") = 1, py::arg("iterations") = 1, py::arg("input_metadata") = py::none(),
            py::arg("val_range") = py::none(), py::arg("int_range") = py::none(),
-           py::arg("float_range") = py::none())
+           py::arg("float_range") = py::none(), py::kw_only(), py::arg("sequence_length") = 1,
+           py::arg("map_size") = 1)
       .def("set_input_metadata", &DataLoader::set_input_metadata)
       .def_property(
           "input_metadata",
@@ -283,7 +338,7 @@ void bind_comparator(py::module_& m) {
       .def("__getitem__", [](DataLoader& d, size_t i) {
         std::optional<TensorMap> feed = d.get(i);
         if (!feed) throw py::index_error(fmt::format("DataLoader index {} is out of range", i));
-        return dict_from_tensors(*feed);
+        return feed_dict(*feed, d.input_metadata());
       });
 
   m.def(

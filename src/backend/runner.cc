@@ -139,9 +139,37 @@ void check_feed(const std::string& runner_name, const TensorMap& feed,
   (void)runner_name;
 }
 
+namespace {
+
+// What a sequence or map type holds, for the data loader; nullopt for other types.
+std::optional<ValueMeta> value_meta(const ir::ValueType& type) {
+  using K = ir::ValueType::Kind;
+  auto map_meta = [](const ir::ValueType& map, ValueMeta::Kind kind) {
+    ValueMeta m;
+    m.kind = kind;
+    m.key_type = map.elem_type;
+    if (map.inner && map.inner->kind == K::kTensor) m.elem_type = map.inner->elem_type;
+    return m;
+  };
+  if (type.kind == K::kMap) return map_meta(type, ValueMeta::Kind::kMap);
+  if (type.kind != K::kSequence || !type.inner) return std::nullopt;
+  if (type.inner->kind == K::kMap) return map_meta(*type.inner, ValueMeta::Kind::kMapSequence);
+  if (type.inner->kind != K::kTensor) return std::nullopt;
+  ValueMeta m;
+  m.elem_type = type.inner->elem_type;
+  m.elem_shape = type.inner->shape;
+  return m;
+}
+
+}  // namespace
+
 TensorMetadata model_input_metadata(const ir::Model& model) {
   TensorMetadata meta;
   for (const auto& in : model.graph.inputs) {
+    if (auto value = value_meta(in.type)) {
+      meta.add_value(in.name, std::move(*value));
+      continue;
+    }
     std::optional<DataType> dtype;
     std::optional<DimList> shape;
     if (in.type.kind == ir::ValueType::Kind::kTensor) {

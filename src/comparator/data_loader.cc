@@ -6,11 +6,16 @@
 // random_sample(size=shape) * scale + shift in float64 and then a cast. Shapes come from the
 // model, overridden by the user's metadata (names may be fnmatch patterns), with dynamic
 // dimensions set to 1. The messages are Polygraphy's, so users recognise them.
+//
+// Sequence and map inputs, which Polygraphy cannot generate, are generated in the same stream
+// (each tensor of a sequence, each map's values, as an input of that type and shape would be)
+// and spelled as their derived tensors (backend/value_tensors.h).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <string_view>
 
+#include "backend/value_tensors.h"
 #include "comparator/data_loader.h"
 #include "core/error.h"
 #include "core/logger.h"
@@ -437,6 +442,99 @@ Tensor generate_shape_tensor(const std::string& name, std::optional<DataType> dt
   return out;
 }
 
+// One tensor as a tensor input of this plan would get it.
+Tensor generate_tensor(const std::string& name, const InputPlan& plan,
+                       const DataLoaderOptions& options, NumpyRandomState& rng) {
+  if (plan.shape_tensor) return generate_shape_tensor(name, plan.dtype, plan.shape);
+  if (plan.dtype && (dtype_is_integer(*plan.dtype) || *plan.dtype == DataType::kBool))
+    return generate_integers(name, *plan.dtype, plan.shape, options, rng);
+  return generate_floats(name, plan.dtype, plan.shape, options, rng);
+}
+
+// A map of `size` entries: keys 0, 1, ... of the key type, values drawn as a 1-D input of the
+// value type.
+MapValue generate_map(const std::string& name, const ValueMeta& meta, int64_t size,
+                      const DataLoaderOptions& options, NumpyRandomState& rng) {
+  const std::string type = meta.str();
+  if (!meta.key_type || (*meta.key_type != DataType::kInt64 && *meta.key_type != DataType::kString))
+    fail(
+        "failed to generate input {} of type {}: the data loader generates map keys of type "
+        "int64 or string only; provide the input with --load-inputs or a data loader script",
+        name, type);
+  if (!meta.elem_type)
+    fail(
+        "failed to generate input {} of type {}: the model does not declare the map's value "
+        "type; provide the input with --load-inputs or a data loader script",
+        name, type);
+  check_numpy_dtype(name, meta.elem_type);
+  Tensor keys(*meta.key_type, {size});
+  for (int64_t k = 0; k < size; ++k) {
+    if (*meta.key_type == DataType::kString)
+      keys.data<std::string>()[k] = std::to_string(k);
+    else
+      keys.data<int64_t>()[k] = k;
+  }
+  InputPlan values;
+  values.dtype = meta.elem_type;
+  values.shape = {size};
+  return sorted_map_from_entries(keys, generate_tensor(name, values, options, rng));
+}
+
+// A sequence or map input, as its derived tensors.
+void generate_value(TensorMap& feed, const TensorMeta& input, const TensorMeta* user_entry,
+                    const TensorMetadata& user, const DataLoaderOptions& options,
+                    NumpyRandomState& rng) {
+  const ValueMeta& meta = *input.value;
+  const std::string& name = input.name;
+  const std::string type = meta.str();
+  const int64_t length = options.sequence_length, size = options.map_size;
+  Value value;
+  switch (meta.kind) {
+    case ValueMeta::Kind::kSequence: {
+      if (!meta.elem_type)
+        fail(
+            "failed to generate input {} of type {}: the model does not declare the sequence's "
+            "element type; provide the input with --load-inputs or a data loader script",
+            name, type);
+      // Each tensor as a tensor input of the element's type and shape (--input-shapes for the
+      // sequence's name gives the shape of its tensors).
+      const InputPlan plan = plan_input(
+          TensorMeta{name, meta.elem_type, meta.elem_shape, std::nullopt}, user_entry, user);
+      std::vector<Tensor> items;
+      for (int64_t i = 0; i < length; ++i)
+        items.push_back(generate_tensor(name, plan, options, rng));
+      logger().log_once(Severity::kWarning,
+                        fmt::format("Input tensor: {} [type={}] | Will generate a sequence of {} "
+                                    "tensor(s) of shape: {}.\nIf this is incorrect, please "
+                                    "provide a custom data loader.",
+                                    name, type, length, shape_list_str(plan.shape)));
+      value = Value::make_sequence(std::move(items), plan.dtype.value_or(DataType::kFloat64));
+      break;
+    }
+    case ValueMeta::Kind::kMap:
+      value = Value::make_map(generate_map(name, meta, size, options, rng));
+      logger().log_once(Severity::kWarning,
+                        fmt::format("Input tensor: {} [type={}] | Will generate a map of {} "
+                                    "entr(ies) with keys 0 to {}.\nIf this is incorrect, please "
+                                    "provide a custom data loader.",
+                                    name, type, size, size - 1));
+      break;
+    case ValueMeta::Kind::kMapSequence: {
+      std::vector<MapValue> maps;
+      for (int64_t i = 0; i < length; ++i)
+        maps.push_back(generate_map(name, meta, size, options, rng));
+      logger().log_once(Severity::kWarning,
+                        fmt::format("Input tensor: {} [type={}] | Will generate a sequence of {} "
+                                    "map(s) of {} entr(ies) with keys 0 to {}.\nIf this is "
+                                    "incorrect, please provide a custom data loader.",
+                                    name, type, length, size, size - 1));
+      value = Value::make_map_sequence(std::move(maps), *meta.key_type, *meta.elem_type);
+      break;
+    }
+  }
+  add_value_tensors(feed, name, value);
+}
+
 void warn_unused_val_ranges(const DataLoaderOptions& options, const TensorMetadata& inputs) {
   std::vector<std::string> expected = inputs.names();
   expected.push_back("");
@@ -455,6 +553,16 @@ void warn_unused_val_ranges(const DataLoaderOptions& options, const TensorMetada
 }  // namespace
 
 DataLoader::DataLoader(DataLoaderOptions options) : options_(std::move(options)) {
+  if (options_.sequence_length < 0)
+    fail_usage(
+        "failed to create a data loader with sequence_length={}: a sequence cannot have a "
+        "negative length; give 0 or more",
+        options_.sequence_length);
+  if (options_.map_size < 0)
+    fail_usage(
+        "failed to create a data loader with map_size={}: a map cannot have a negative size; "
+        "give 0 or more",
+        options_.map_size);
   if (!options_.input_metadata.empty())
     logger().info("Will generate inference input data according to provided TensorMetadata: {}",
                   options_.input_metadata.str());
@@ -489,14 +597,12 @@ std::optional<TensorMap> DataLoader::get(size_t index) {
   TensorMap feed;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorMeta& input = inputs[i];
-    InputPlan plan = plan_input(input, overrides[i], user);
-    if (plan.shape_tensor) {
-      feed.set(input.name, generate_shape_tensor(input.name, plan.dtype, plan.shape));
-    } else if (plan.dtype && (dtype_is_integer(*plan.dtype) || *plan.dtype == DataType::kBool)) {
-      feed.set(input.name, generate_integers(input.name, *plan.dtype, plan.shape, options_, rng));
-    } else {
-      feed.set(input.name, generate_floats(input.name, plan.dtype, plan.shape, options_, rng));
+    if (input.value) {
+      generate_value(feed, input, overrides[i], user, options_, rng);
+      continue;
     }
+    feed.set(input.name,
+             generate_tensor(input.name, plan_input(input, overrides[i], user), options_, rng));
   }
   warn_unused_val_ranges(options_, inputs);
   return feed;

@@ -30,6 +30,12 @@ struct DataLoaderOptions {
   // Polygraphy's deprecated DataLoader(int_range=, float_range=): when set, the range of every
   // integer (not bool) or floating input, in place of val_range.
   std::optional<std::pair<double, double>> int_range, float_range;
+  // Sequence and map inputs, which Polygraphy's loader cannot generate: a sequence gets this
+  // many tensors (a sequence of maps this many maps), a map this many entries with the keys
+  // 0, 1, ... ("0", "1", ... for string keys). Like a dynamic dimension set to 1, the default
+  // is small and a warning says what was generated.
+  int64_t sequence_length = 1;
+  int64_t map_size = 1;
 };
 
 // Anything that yields feed dicts: generated data, loaded files, a user's script.

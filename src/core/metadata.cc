@@ -54,10 +54,34 @@ TensorMetadata& TensorMetadata::add(std::string name, std::optional<DataType> dt
     if (e.name == name) {
       e.dtype = dtype;
       e.shape = std::move(shape);
+      e.value.reset();
       return *this;
     }
-  entries_.push_back(TensorMeta{std::move(name), dtype, std::move(shape)});
+  entries_.push_back(TensorMeta{std::move(name), dtype, std::move(shape), std::nullopt});
   return *this;
+}
+
+TensorMetadata& TensorMetadata::add_value(std::string name, ValueMeta value) {
+  add(name, std::nullopt, std::nullopt);
+  for (auto& e : entries_)
+    if (e.name == name) e.value = std::move(value);
+  return *this;
+}
+
+std::string ValueMeta::str() const {
+  auto type = [](const std::optional<DataType>& t) {
+    return t ? std::string(dtype_name(*t)) : std::string("?");
+  };
+  std::string map = fmt::format("map({}, {})", type(key_type), type(elem_type));
+  switch (kind) {
+    case Kind::kSequence:
+      return fmt::format("seq(tensor({}, {}))", type(elem_type),
+                         elem_shape ? dims_str(*elem_shape) : "?");
+    case Kind::kMap:
+      return map;
+    default:
+      return fmt::format("seq({})", map);
+  }
 }
 
 const TensorMeta* TensorMetadata::find(const std::string& name) const {

@@ -34,16 +34,31 @@ bool dims_are_fixed(const DimList& dims);
 // True when `shape` fits `dims`: same rank, each fixed dim equal; symbolic/unknown match anything.
 bool dims_accept(const DimList& dims, const Shape& shape);
 
+// What a graph input that is not a tensor holds: a sequence of tensors, a map, or a sequence
+// of maps (ONNX's seq(tensor(T)), map(K, V), seq(map(K, V))), as far as the model declares it.
+struct ValueMeta {
+  enum class Kind { kSequence, kMap, kMapSequence };
+  Kind kind = Kind::kSequence;
+  std::optional<DataType> elem_type;  // a sequence's tensors; a map's values
+  std::optional<DimList> elem_shape;  // kSequence: each tensor's shape (nullopt = unknown rank)
+  std::optional<DataType> key_type;   // kMap, kMapSequence: int64 or string
+  std::string str() const;            // "seq(tensor(float32))", "map(int64, float32)", ...
+};
+
 struct TensorMeta {
   std::string name;
-  std::optional<DataType> dtype;  // unknown when not given
-  std::optional<DimList> shape;   // unknown rank when not given
+  std::optional<DataType> dtype;  // unknown when not given (always, for a value input)
+  std::optional<DimList> shape;   // unknown rank when not given (always, for a value input)
+  // Set when the input is a sequence or a map (its dtype and shape then stay unset).
+  std::optional<ValueMeta> value;
 };
 
 class TensorMetadata {
  public:
   TensorMetadata& add(std::string name, std::optional<DataType> dtype,
                       std::optional<DimList> shape);
+  // A sequence or map input.
+  TensorMetadata& add_value(std::string name, ValueMeta value);
   const TensorMeta* find(const std::string& name) const;
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }

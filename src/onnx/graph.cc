@@ -21,6 +21,9 @@ std::string ValueType::str() const {
       return fmt::format("seq({})", inner ? inner->str() : "?");
     case Kind::kOptional:
       return fmt::format("optional({})", inner ? inner->str() : "?");
+    case Kind::kMap:
+      return fmt::format("map({}, {})", elem_type ? dtype_name(*elem_type) : "?",
+                         inner ? inner->str() : "?");
     default:
       return "unknown";
   }

@@ -21,13 +21,14 @@ namespace parity::ir {
 
 struct Graph;
 
-// The type of a graph value: a tensor, or a sequence / optional of one (nested as ONNX allows).
+// The type of a graph value: a tensor, a map, or a sequence / optional of one (nested as ONNX
+// allows).
 struct ValueType {
-  enum class Kind { kUnknown, kTensor, kSequence, kOptional };
+  enum class Kind { kUnknown, kTensor, kSequence, kOptional, kMap };
   Kind kind = Kind::kUnknown;
-  std::optional<DataType> elem_type;  // kTensor
+  std::optional<DataType> elem_type;  // kTensor; kMap: the key type
   std::optional<DimList> shape;       // kTensor; nullopt = unknown rank
-  std::shared_ptr<ValueType> inner;   // kSequence, kOptional
+  std::shared_ptr<ValueType> inner;   // kSequence, kOptional; kMap: the value type
 
   static ValueType tensor(std::optional<DataType> dtype, std::optional<DimList> shape) {
     ValueType v;

@@ -284,7 +284,14 @@ ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {
         v.inner =
             std::make_shared<ir::ValueType>(value_type_from_proto(t.optional_type().elem_type()));
       return v;
-    default:  // maps and sparse tensors: no backend of Parity produces them
+    case ::onnx::TypeProto::kMapType:
+      v.kind = ir::ValueType::Kind::kMap;
+      if (t.map_type().key_type() != 0 && dtype_is_valid(t.map_type().key_type()))
+        v.elem_type = static_cast<DataType>(t.map_type().key_type());
+      if (t.map_type().has_value_type())
+        v.inner = std::make_shared<ir::ValueType>(value_type_from_proto(t.map_type().value_type()));
+      return v;
+    default:  // sparse tensors: no backend of Parity produces them
       return v;
   }
 }

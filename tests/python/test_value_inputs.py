@@ -66,3 +66,53 @@ def test_sequence_ops_fed_a_list(tmp_path):
     for out in (from_ort, from_ref):
         assert np.array_equal(out["at"], items[1])
         assert np.array_equal(out["cat"], np.concatenate(items, axis=0))
+
+
+def test_data_loader_generates_sequence_and_map_inputs(tmp_path):
+    # A sequence (SequenceLength, ConcatFromSequence) and a map (DictVectorizer) as graph
+    # inputs: the DataLoader, given a runner's metadata, draws each tensor and each map value
+    # in one RandomState stream, input after input, and yields lists and dicts that both
+    # backends run.
+    seq = oh.make_sequence_type_proto(oh.make_tensor_type_proto(TP.FLOAT, [2, 3]))
+    path = save(
+        tmp_path,
+        [oh.make_node("SequenceLength", ["s"], ["len"]),
+         oh.make_node("ConcatFromSequence", ["s"], ["cat"], axis=0),
+         oh.make_node("DictVectorizer", ["m"], ["y"], domain="ai.onnx.ml",
+                      int64_vocabulary=[3, 0, 1, 7])],
+        [oh.make_value_info("s", seq), oh.make_value_info("m", map_type(TP.INT64, TP.FLOAT))],
+        [oh.make_tensor_value_info("len", TP.INT64, []),
+         oh.make_tensor_value_info("cat", TP.FLOAT, [None, 3]),
+         oh.make_tensor_value_info("y", TP.FLOAT, None)],
+    )
+    from parity.comparator import DataLoader
+
+    with OnnxrtRunner(SessionFromOnnx(path)) as ort, PluginRefRunner(GsFromOnnx(OnnxFromPath(path))) as ref:
+        for runner in (ort, ref):
+            loader = DataLoader(seed=5, sequence_length=3, map_size=2)
+            loader.input_metadata = runner.get_input_metadata()
+            feed = loader[0]
+            assert list(feed) == ["s", "m"]
+            rng = np.random.RandomState(5)
+            items = [rng.random_sample((2, 3)).astype(np.float32) for _ in range(3)]
+            values = rng.random_sample(2).astype(np.float32)
+            assert len(feed["s"]) == 3
+            for got, want in zip(feed["s"], items):
+                assert got.dtype == np.float32 and np.array_equal(got, want)
+            assert list(feed["m"]) == [0, 1]
+            assert np.array_equal(np.array([feed["m"][0], feed["m"][1]]), values)
+            from_ort, from_ref = ort.infer(feed), ref.infer(feed)
+            for out in (from_ort, from_ref):
+                assert int(out["len"]) == 3
+                assert np.array_equal(out["cat"], np.concatenate(items, axis=0))
+                want = np.array([0, values[0], values[1], 0], np.float32)
+                assert np.array_equal(out["y"].reshape(want.shape), want)
+
+
+def test_data_loader_rejects_a_negative_sequence_length():
+    import pytest
+    from parity.comparator import DataLoader
+    from parity.exception import ParityUsageError
+
+    with pytest.raises(ParityUsageError, match="sequence_length=-1"):
+        DataLoader(sequence_length=-1)

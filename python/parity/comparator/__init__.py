@@ -31,13 +31,21 @@ class DataLoader(_parity.DataLoader):
             for the default. Default (0.0, 1.0).
         int_range, float_range: [deprecated in Polygraphy, use val_range] (min, max) of every
             integer / floating input, in place of val_range.
+        sequence_length (int): [Parity only] The number of tensors of a generated sequence
+            input (of maps, for a sequence of maps). Default 1.
+        map_size (int): [Parity only] The number of entries of a generated map input; its keys
+            are 0, 1, ... (as strings for string keys). Default 1.
+
+    A sequence or map input comes as its derived names (``s[0]``, ``m.keys``, ``m.values``),
+    as runners take and give them; Polygraphy's loader cannot generate such inputs.
 
     ``input_metadata`` is then the model's inputs once a runner has given them (before that,
     the ones given, or None).
     """
 
     def __init__(self, seed=None, iterations=None, input_metadata=None, int_range=None,
-                 float_range=None, val_range=None, data_loader_backend_module=None):
+                 float_range=None, val_range=None, data_loader_backend_module=None,
+                 sequence_length=1, map_size=1):
         for name, value in (("int_range", int_range), ("float_range", float_range)):
             if value is not None:
                 warnings.warn(
@@ -50,7 +58,7 @@ class DataLoader(_parity.DataLoader):
         super().__init__(
             seed=1 if seed is None else seed, iterations=1 if iterations is None else iterations,
             input_metadata=input_metadata, val_range=val_range, int_range=int_range,
-            float_range=float_range,
+            float_range=float_range, sequence_length=sequence_length, map_size=map_size,
         )
 
 

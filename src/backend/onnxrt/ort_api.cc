@@ -66,6 +66,11 @@ Api bind_api(const void* table) {
   bind<95>(api.ReleaseSession, slots);
   bind<96>(api.ReleaseValue, slots);
   bind<98>(api.ReleaseTypeInfo, slots);
+  bind<103>(api.CastTypeInfoToMapTypeInfo, slots);
+  bind<104>(api.CastTypeInfoToSequenceTypeInfo, slots);
+  bind<105>(api.GetMapKeyType, slots);
+  bind<106>(api.GetMapValueType, slots);
+  bind<107>(api.GetSequenceElementType, slots);
   bind<99>(api.ReleaseTensorTypeAndShapeInfo, slots);
   bind<100>(api.ReleaseSessionOptions, slots);
   bind<125>(api.GetAvailableProviders, slots);

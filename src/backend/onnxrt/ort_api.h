@@ -29,6 +29,8 @@ struct RunOptions;
 struct Value;
 struct TypeInfo;
 struct TensorTypeAndShapeInfo;
+struct MapTypeInfo;
+struct SequenceTypeInfo;
 struct MemoryInfo;
 struct Allocator;
 struct CudaProviderOptionsV2;
@@ -137,8 +139,16 @@ struct Api {
   void (*ReleaseTensorTypeAndShapeInfo)(TensorTypeAndShapeInfo*);  // 99, <=1.14
   void (*ReleaseSessionOptions)(SessionOptions*);                  // 100, <=1.14
   Status* (*GetAvailableProviders)(char*** out, int* count);       // 125, <=1.14
-  Status* (*ReleaseAvailableProviders)(char** list, int count);    // 126, <=1.14
-  Status* (*SessionOptionsAppendExecutionProvider_TensorRT_V2)(    // 170, <=1.14
+  // Borrowed from the TypeInfo, as CastTypeInfoToTensorInfo's; null if not a map / sequence.
+  Status* (*CastTypeInfoToMapTypeInfo)(const TypeInfo*, const MapTypeInfo** out);  // 103, <=1.14
+  Status* (*CastTypeInfoToSequenceTypeInfo)(const TypeInfo*,                       // 104, <=1.14
+                                            const SequenceTypeInfo** out);
+  Status* (*GetMapKeyType)(const MapTypeInfo*, int* element_type);  // 105, <=1.14
+  // The value / element type: a new TypeInfo that the caller releases.
+  Status* (*GetMapValueType)(const MapTypeInfo*, TypeInfo** out);              // 106, <=1.14
+  Status* (*GetSequenceElementType)(const SequenceTypeInfo*, TypeInfo** out);  // 107, <=1.14
+  Status* (*ReleaseAvailableProviders)(char** list, int count);                // 126, <=1.14
+  Status* (*SessionOptionsAppendExecutionProvider_TensorRT_V2)(                // 170, <=1.14
       SessionOptions*, const TensorRtProviderOptionsV2*);
   Status* (*CreateTensorRTProviderOptions)(TensorRtProviderOptionsV2** out);  // 171, <=1.14
   Status* (*UpdateTensorRTProviderOptions)(TensorRtProviderOptionsV2*,        // 172, <=1.14

@@ -273,6 +273,82 @@ OrtSession::~OrtSession() {
   for (void* handle : custom_op_handles_) dlclose(handle);
 }
 
+namespace {
+
+// The element type and shape ONNX Runtime declares for a tensor.
+TensorMeta tensor_meta_of(const ort::Api& api, const ort::TensorTypeAndShapeInfo* tensor) {
+  int element_type = 0;
+  size_t rank = 0;
+  ort::check(api, api.GetTensorElementType(tensor, &element_type), "read an input type");
+  ort::check(api, api.GetDimensionsCount(tensor, &rank), "read an input shape");
+  std::vector<int64_t> dims(rank);
+  std::vector<const char*> params(rank, nullptr);
+  if (rank > 0) {
+    ort::check(api, api.GetDimensions(tensor, dims.data(), rank), "read an input shape");
+    ort::check(api, api.GetSymbolicDimensions(tensor, params.data(), rank), "read an input shape");
+  }
+  DimList shape;
+  for (size_t d = 0; d < rank; ++d) {
+    if (dims[d] >= 0)
+      shape.push_back(Dim::fixed(dims[d]));
+    else if (params[d] && *params[d])
+      shape.push_back(Dim::symbolic(params[d]));
+    else
+      shape.push_back(Dim::unknown());
+  }
+  return TensorMeta{{}, dtype_from_ort(element_type), std::move(shape), std::nullopt};
+}
+
+// A map's key and value types (a value that is not a tensor stays unknown).
+ValueMeta map_meta_of(const ort::Api& api, const ort::MapTypeInfo* map, ValueMeta::Kind kind,
+                      const std::string& name) {
+  ValueMeta m;
+  m.kind = kind;
+  int key_type = 0;
+  ort::check(api, api.GetMapKeyType(map, &key_type), "read the key type of input " + name);
+  m.key_type = dtype_from_ort(key_type);
+  ort::TypeInfo* raw_value = nullptr;
+  ort::check(api, api.GetMapValueType(map, &raw_value), "read the value type of input " + name);
+  Releasing<ort::TypeInfo> value(raw_value, api.ReleaseTypeInfo);
+  const ort::TensorTypeAndShapeInfo* tensor = nullptr;
+  ort::check(api, api.CastTypeInfoToTensorInfo(value.get(), &tensor),
+             "read the value type of input " + name);
+  if (tensor) m.elem_type = tensor_meta_of(api, tensor).dtype;
+  return m;
+}
+
+// What a sequence or map input holds; nullopt for a type the data loader cannot generate.
+std::optional<ValueMeta> value_meta_of(const ort::Api& api, const ort::TypeInfo* info,
+                                       const std::string& name) {
+  const ort::MapTypeInfo* map = nullptr;
+  ort::check(api, api.CastTypeInfoToMapTypeInfo(info, &map), "read the type of input " + name);
+  if (map) return map_meta_of(api, map, ValueMeta::Kind::kMap, name);
+  const ort::SequenceTypeInfo* sequence = nullptr;
+  ort::check(api, api.CastTypeInfoToSequenceTypeInfo(info, &sequence),
+             "read the type of input " + name);
+  if (!sequence) return std::nullopt;
+  ort::TypeInfo* raw_elem = nullptr;
+  ort::check(api, api.GetSequenceElementType(sequence, &raw_elem),
+             "read the element type of input " + name);
+  Releasing<ort::TypeInfo> elem(raw_elem, api.ReleaseTypeInfo);
+  const ort::TensorTypeAndShapeInfo* tensor = nullptr;
+  ort::check(api, api.CastTypeInfoToTensorInfo(elem.get(), &tensor),
+             "read the element type of input " + name);
+  if (tensor) {
+    TensorMeta t = tensor_meta_of(api, tensor);
+    ValueMeta m;
+    m.elem_type = t.dtype;
+    m.elem_shape = std::move(t.shape);
+    return m;
+  }
+  ort::check(api, api.CastTypeInfoToMapTypeInfo(elem.get(), &map),
+             "read the element type of input " + name);
+  if (map) return map_meta_of(api, map, ValueMeta::Kind::kMapSequence, name);
+  return std::nullopt;
+}
+
+}  // namespace
+
 void OrtSession::read_signature() {
   const ort::Api& api = runtime_.api();
   ort::Allocator* allocator = runtime_.allocator();
@@ -298,31 +374,15 @@ void OrtSession::read_signature() {
     const ort::TensorTypeAndShapeInfo* tensor = nullptr;
     ort::check(api, api.CastTypeInfoToTensorInfo(info.get(), &tensor),
                "read the type of input " + name);
-    if (!tensor) {  // a sequence or map input: nothing Parity can describe
-      inputs_.add(name, std::nullopt, std::nullopt);
+    if (!tensor) {  // a sequence or map input: described for the data loader
+      if (std::optional<ValueMeta> value = value_meta_of(api, info.get(), name))
+        inputs_.add_value(name, std::move(*value));
+      else
+        inputs_.add(name, std::nullopt, std::nullopt);
       continue;
     }
-    int element_type = 0;
-    size_t rank = 0;
-    ort::check(api, api.GetTensorElementType(tensor, &element_type), "read an input type");
-    ort::check(api, api.GetDimensionsCount(tensor, &rank), "read an input shape");
-    std::vector<int64_t> dims(rank);
-    std::vector<const char*> params(rank, nullptr);
-    if (rank > 0) {
-      ort::check(api, api.GetDimensions(tensor, dims.data(), rank), "read an input shape");
-      ort::check(api, api.GetSymbolicDimensions(tensor, params.data(), rank),
-                 "read an input shape");
-    }
-    DimList shape;
-    for (size_t d = 0; d < rank; ++d) {
-      if (dims[d] >= 0)
-        shape.push_back(Dim::fixed(dims[d]));
-      else if (params[d] && *params[d])
-        shape.push_back(Dim::symbolic(params[d]));
-      else
-        shape.push_back(Dim::unknown());
-    }
-    inputs_.add(name, dtype_from_ort(element_type), std::move(shape));
+    TensorMeta meta = tensor_meta_of(api, tensor);
+    inputs_.add(name, meta.dtype, std::move(meta.shape));
   }
 
   for (size_t i = 0; i < output_count; ++i)
