@@ -3,6 +3,8 @@
 // products, normalisation, softmax, reductions, elementwise math with broadcasting, data
 // movement, indexing, sorting, scans, recurrent cells, resizing), with inputs large enough that
 // parallel_for splits every kernel's work into several chunks.
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "core/thread_pool.h"
@@ -79,6 +81,50 @@ save('wh', (0.3 * rng.standard_normal((1, 64, 16))).astype(np.float32))
       EXPECT_TRUE(outputs.at(name).equals(t))
           << label << ": output '" << name << "' differs from the first run's bits";
     }
+}
+
+// The ai.onnx.ml tree ensembles split their rows over the threads (ml_tree_model.cc): each row's
+// sum over the trees keeps one order, so every thread count gives the same bits. A few thousand
+// rows make several chunks.
+const char* kTreeEnsemble = R"(
+  <ir_version: 8, opset_import: ["" : 17, "ai.onnx.ml" : 3]>
+  g (float[4096, 3] x) => (float[?, ?] y) {
+    y = ai.onnx.ml.TreeEnsembleRegressor<
+        n_targets = 2, aggregate_function = "SUM", base_values = [0.1, -0.3],
+        nodes_treeids = [0, 0, 0, 1, 1, 1, 1, 1], nodes_nodeids = [0, 1, 2, 0, 1, 2, 3, 4],
+        nodes_featureids = [0, 0, 0, 1, 0, 2, 0, 0],
+        nodes_modes = ["BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "BRANCH_GTE", "LEAF",
+                       "LEAF"],
+        nodes_values = [0.25, 0.0, 0.0, -0.5, 0.0, 0.75, 0.0, 0.0],
+        nodes_truenodeids = [1, 0, 0, 1, 0, 3, 0, 0], nodes_falsenodeids = [2, 0, 0, 2, 0, 4, 0, 0],
+        target_treeids = [0, 0, 0, 1, 1, 1, 1], target_nodeids = [1, 2, 2, 1, 3, 4, 4],
+        target_ids = [0, 0, 1, 1, 0, 0, 1],
+        target_weights = [0.3, -1.7, 0.11, 2.9, 0.013, -0.77, 1e-7]>(x)
+  }
+)";
+
+TEST(Determinism, TreeEnsemblesGiveTheSameBitsOnAnyThreadCount) {
+  auto np = numpy_arrays(R"(
+save('x', rng.standard_normal((4096, 3)).astype(np.float32))
+)");
+  const TensorMap feed = feed_of(np, {"x"});
+  auto model = model_from_text(kTreeEnsemble);
+  const int saved_threads = num_threads();
+  std::vector<std::pair<int, Tensor>> runs;
+  for (int threads : {1, 2, 4}) {
+    set_num_threads(threads);
+    ref::Executor e(model);
+    runs.emplace_back(threads, e.run(feed).at("y"));
+  }
+  set_num_threads(saved_threads);
+  ASSERT_EQ(runs.front().second.shape(), (Shape{4096, 2}));
+  // Every leaf pair is reached: 2 leaves of tree 0 times 3 of tree 1 give 6 distinct rows.
+  const float* y0 = runs.front().second.data<float>();
+  std::set<std::pair<float, float>> rows;
+  for (int64_t i = 0; i < 4096; ++i) rows.insert({y0[2 * i], y0[2 * i + 1]});
+  EXPECT_EQ(rows.size(), 6u);
+  for (const auto& [threads, y] : runs)
+    EXPECT_TRUE(y.equals(runs.front().second)) << threads << " thread(s) differ from 1 thread";
 }
 
 }  // namespace
