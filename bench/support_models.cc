@@ -42,42 +42,9 @@ std::string single_op_model_bytes(
     const std::vector<std::pair<std::string, std::string>>& string_attrs,
     const std::vector<std::pair<std::string, int64_t>>& int_attrs,
     const std::vector<std::pair<std::string, std::vector<int64_t>>>& ints_attrs) {
-  onnx::ModelProto m;
-  m.set_ir_version(9);
-  m.add_opset_import()->set_version(opset);
-  onnx::GraphProto* g = m.mutable_graph();
-  g->set_name(op);
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(op);
-  for (int i = 0; i < inputs; ++i) {
-    add_float_input(g, "x" + std::to_string(i), shape);
-    n->add_input("x" + std::to_string(i));
-  }
-  n->add_output("y");
-  for (const auto& [name, value] : string_attrs) {
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(value);
-  }
-  for (const auto& [name, value] : int_attrs) {
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(value);
-  }
-  for (const auto& [name, values] : ints_attrs) {
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : values) a->add_ints(v);
-  }
-  // The output's shape is left to the backend (reductions change it).
-  onnx::ValueInfoProto* y = g->add_output();
-  y->set_name("y");
-  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  return m.SerializeAsString();
+  std::vector<NodeInput> fed;
+  for (int i = 0; i < inputs; ++i) fed.push_back({"x" + std::to_string(i), shape});
+  return node_model_bytes(op, opset, fed, string_attrs, int_attrs, ints_attrs);
 }
 
 std::string node_model_bytes(

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/polygraphy_fixture.h"
 #include "support/test_util.h"
 
 namespace parity::testing {
@@ -14,39 +15,10 @@ namespace {
 
 const std::string kDir = "tests/cli/fixtures/inspect_model/";
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
-    s.replace(pos, from.size(), to);
-  return s;
-}
+using Fixture = PolygraphyFixture;
+Fixture read_fixture(const std::string& name) { return read_polygraphy_fixture(kDir, name); }
 
-struct Fixture {
-  std::vector<std::string> args;  // after "polygraphy"
-  std::string printed;            // what Polygraphy printed, {ROOT} replaced
-};
-
-// A fixture: two comment lines, the second "# polygraphy <args>", then the printed text.
-Fixture read_fixture(const std::string& name) {
-  // The path as the working directory names it (symbolic links resolved), as Python's does.
-  const std::string root = std::filesystem::canonical(PARITY_SOURCE_DIR).string();
-  std::string text = replace_all(read_text(source_path(kDir + name)), "{ROOT}", root);
-  std::istringstream lines(text);
-  std::string comment, command;
-  std::getline(lines, comment);
-  std::getline(lines, command);
-  Fixture f;
-  std::istringstream words(command.substr(std::string("# polygraphy ").size()));
-  for (std::string w; words >> w;) f.args.push_back(w);
-  f.printed = text.substr(comment.size() + command.size() + 2);
-  return f;
-}
-
-// Runs parity with the fixture's arguments in the fixtures' folder, as Polygraphy was run.
-CommandResult run_like(const Fixture& f) {
-  std::string command = "cd '" + source_path(kDir) + "' && '" + PARITY_CLI + "'";
-  for (const auto& a : f.args) command += " '" + a + "'";
-  return run_command(command);
-}
+CommandResult run_like(const Fixture& f) { return run_parity_in(kDir, f.args); }
 
 class InspectModelPrintsAsPolygraphy : public ::testing::TestWithParam<std::string> {};
 

@@ -8,18 +8,13 @@
 #include <regex>
 #include <sstream>
 
+#include "cli/polygraphy_fixture.h"
 #include "support/test_util.h"
 
 namespace parity::testing {
 namespace {
 
 const std::string kDir = "tests/cli/fixtures/run/";
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
-    s.replace(pos, from.size(), to);
-  return s;
-}
 
 // Times (runner names carry the time they were made, inference and run times) and the program
 // that ran are masked; everything else must be equal.
@@ -34,29 +29,11 @@ std::string masked(const std::string& text) {
   return std::regex_replace(s, command, "Command: <program>");
 }
 
-struct Fixture {
-  std::vector<std::string> args;  // after "polygraphy"
-  std::string printed;
-};
-
-Fixture read_fixture(const std::string& name) {
-  const std::string root = std::filesystem::canonical(PARITY_SOURCE_DIR).string();
-  std::string text = replace_all(read_text(source_path(kDir + name)), "{ROOT}", root);
-  std::istringstream lines(text);
-  std::string comment, command;
-  std::getline(lines, comment);
-  std::getline(lines, command);
-  Fixture f;
-  std::istringstream words(command.substr(std::string("# polygraphy ").size()));
-  for (std::string w; words >> w;) f.args.push_back(w);
-  f.printed = text.substr(comment.size() + command.size() + 2);
-  return f;
-}
+using Fixture = PolygraphyFixture;
+Fixture read_fixture(const std::string& name) { return read_polygraphy_fixture(kDir, name); }
 
 CommandResult run_in_fixtures(const std::vector<std::string>& args) {
-  std::string command = "cd '" + source_path(kDir) + "' && '" + PARITY_CLI + "'";
-  for (const auto& a : args) command += " '" + a + "'";
-  return run_command(command);
+  return run_parity_in(kDir, args);
 }
 
 class RunPrintsAsPolygraphy : public ::testing::TestWithParam<std::pair<std::string, int>> {};

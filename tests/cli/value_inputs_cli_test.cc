@@ -14,13 +14,9 @@ bool has(const std::string& text, const std::string& s) {
   return text.find(s) != std::string::npos;
 }
 
-// The models (python3-onnx: ONNX 1.12's text format has no map types) and a feed for each,
-// written as Python's json module writes Polygraphy's encoding of them.
-void write_case(const TempDir& dir) {
-  CommandResult r = run_python(R"(
-import base64, io, json, numpy as np, onnx
-from onnx import TensorProto as TP, helper as oh
-D = ')" + dir.path().string() + R"('
+// Python for both cases: save() writes a model into D, and dict.onnx is a DictVectorizer over
+// an int64 -> float map.
+const char* kSaveAndDictModel = R"(
 def save(nodes, inputs, outputs, path):
     m = oh.make_model(oh.make_graph(nodes, 'g', inputs, outputs),
                       opset_imports=[oh.make_opsetid('', 17), oh.make_opsetid('ai.onnx.ml', 1)])
@@ -30,6 +26,16 @@ mt = onnx.TypeProto(); mt.map_type.key_type = TP.INT64
 mt.map_type.value_type.CopyFrom(oh.make_tensor_type_proto(TP.FLOAT, []))
 save([oh.make_node('DictVectorizer', ['m'], ['y'], domain='ai.onnx.ml', int64_vocabulary=[2, 0, 9, 1])],
      [oh.make_value_info('m', mt)], [oh.make_tensor_value_info('y', TP.FLOAT, None)], 'dict.onnx')
+)";
+
+// The models (python3-onnx: ONNX 1.12's text format has no map types) and a feed for each,
+// written as Python's json module writes Polygraphy's encoding of them.
+void write_case(const TempDir& dir) {
+  CommandResult r = run_python(R"(
+import base64, io, json, numpy as np, onnx
+from onnx import TensorProto as TP, helper as oh
+D = ')" + dir.path().string() + "'\n" +
+                               kSaveAndDictModel + R"(
 seq = oh.make_sequence_type_proto(oh.make_tensor_type_proto(TP.FLOAT, [2, 3]))
 save([oh.make_node('ConcatFromSequence', ['s'], ['cat'], axis=1)], [oh.make_value_info('s', seq)],
      [oh.make_tensor_value_info('cat', TP.FLOAT, [2, None])], 'seq.onnx')
@@ -110,16 +116,8 @@ void write_generated_case(const TempDir& dir) {
   CommandResult r = run_python(R"(
 import onnx
 from onnx import TensorProto as TP, helper as oh
-D = ')" + dir.path().string() + R"('
-def save(nodes, inputs, outputs, path):
-    m = oh.make_model(oh.make_graph(nodes, 'g', inputs, outputs),
-                      opset_imports=[oh.make_opsetid('', 17), oh.make_opsetid('ai.onnx.ml', 1)])
-    m.ir_version = 8
-    onnx.save(m, D + '/' + path)
-mt = onnx.TypeProto(); mt.map_type.key_type = TP.INT64
-mt.map_type.value_type.CopyFrom(oh.make_tensor_type_proto(TP.FLOAT, []))
-save([oh.make_node('DictVectorizer', ['m'], ['y'], domain='ai.onnx.ml', int64_vocabulary=[2, 0, 9, 1])],
-     [oh.make_value_info('m', mt)], [oh.make_tensor_value_info('y', TP.FLOAT, None)], 'dict.onnx')
+D = ')" + dir.path().string() + "'\n" +
+                               kSaveAndDictModel + R"(
 seq = oh.make_sequence_type_proto(oh.make_tensor_type_proto(TP.FLOAT, [2, 'N']))
 save([oh.make_node('SequenceLength', ['s'], ['len']),
       oh.make_node('ConcatFromSequence', ['s'], ['cat'], axis=1)], [oh.make_value_info('s', seq)],

@@ -64,13 +64,13 @@ def test_large_constant_matmul_peaks_within_one_and_a_half_times_its_weights(tmp
 
 def _tree_pids(pid):
     """pid and its descendants, from /proc."""
-    pids, todo = [], [pid]
-    while todo:
-        p = todo.pop()
+    pids, pending = [], [pid]
+    while pending:
+        p = pending.pop()
         pids.append(p)
         try:
             with open(f"/proc/{p}/task/{p}/children") as f:
-                todo += [int(c) for c in f.read().split()]
+                pending += [int(c) for c in f.read().split()]
         except OSError:
             pass
     return pids
