@@ -88,7 +88,7 @@ IterationCompareResult run_comparison(const OutputMatchFunc& match, bool fail_fa
     OutputCompareResult result = match(out0_name, out0, *out1_name, out1);
     // Polygraphy keys results by r0's output name: a repeated pairing overwrites.
     auto it = std::find_if(status.begin(), status.end(),
-                           [&](const auto& e) { return e.first == out0_name; });
+                           [&name = out0_name](const auto& e) { return e.first == name; });
     if (it != status.end())
       it->second = result;
     else

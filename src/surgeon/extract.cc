@@ -40,7 +40,8 @@ std::string names_str(const std::vector<TensorSpec>& specs) {
     if (!shape) shape = dims_of(*known);
   } else if (const ::onnx::TensorProto* init = find_initializer(graph, spec.name)) {
     if (!dtype) dtype = static_cast<DataType>(init->data_type());
-    if (!shape && is_input) shape = DimList(init->dims().begin(), init->dims().end());
+    if (!shape && is_input)
+      shape = dims_from_shape(Shape(init->dims().begin(), init->dims().end()));
   }
   if (!dtype)
     fail(
@@ -178,7 +179,7 @@ TensorMetadata missing_metadata(const ::onnx::GraphProto& graph, const ExtractOp
       known = {dtype_of(*t), dims_of(*t)};
     } else if (const ::onnx::TensorProto* init = find_initializer(graph, name)) {
       known = {static_cast<DataType>(init->data_type()),
-               DimList(init->dims().begin(), init->dims().end())};
+               dims_from_shape(Shape(init->dims().begin(), init->dims().end()))};
     }
     return known;
   };
