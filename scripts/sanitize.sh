@@ -2,7 +2,8 @@
 # The test suite under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder
 # (build-asan). With no argument: every C++ test (ctest) and the Python tests against the
 # sanitized module. With arguments: only those test binaries, e.g. the loaders, io, statistics
-# and comparator tests:
+# and comparator tests, which link only their own layers and so build in a fraction of the time
+# (what CI runs):
 #
 #   scripts/sanitize.sh                                  # everything (hours on 2 cores)
 #   scripts/sanitize.sh test_core test_onnx test_io test_stats test_comparator
@@ -36,7 +37,9 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export LSAN_OPTIONS=suppressions=$ROOT/scripts/lsan-suppressions.txt
 
 if [ $# -gt 0 ]; then
-  nice cmake --build "$BUILD" -j"$JOBS" --target parity "$@" || exit 1
+  # The layer tests (tests/CMakeLists.txt, PARITY_LAYER_TESTS) build without the kernels; any
+  # other test binary brings the `parity` executable and everything with it.
+  nice cmake --build "$BUILD" -j"$JOBS" --target "$@" || exit 1
   status=0
   for t in "$@"; do
     echo "== $t (ASan + UBSan)"
