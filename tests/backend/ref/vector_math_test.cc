@@ -1,13 +1,16 @@
-// The SLEEF paths of the transcendental ops (ops/vector_math.h) against the C library's values:
-// every op on each code path this CPU runs (AVX-512F, AVX2, SSE2), on the edges (zeros,
-// denormals, infinities, NaNs with payloads, each function's overflow and underflow thresholds
-// and the floats beside them) and on random values over the whole exponent range. Expected
+// The vector paths of the transcendental ops (ops/vector_math.h: SLEEF, and the kernels of
+// vector_math_kernels.h) against the C library's values: every op on each code path this CPU
+// runs (AVX-512F, AVX2, SSE2), on the edges (zeros, denormals, infinities, NaNs with payloads,
+// each function's overflow and underflow thresholds and the floats beside them) and on random
+// values over the whole exponent range. Expected
 // values are the spec formulas evaluated by Python at test time with glibc's functions called
 // through ctypes (Python's math module raises on domain errors instead of returning NaN), in
 // float64, rounded once; they must match bit for bit, NaN payloads included.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "backend/ref/ops/vector_math.h"
 #include "core/thread_pool.h"
@@ -412,6 +415,59 @@ TEST(VectorMath, MaxShiftAndSumKernelsOnEveryCodePath) {
         EXPECT_TRUE(std::isnan(ref::vmath::max_or_nan(nan.data(), n))) << n << " " << p;
       }
     }
+  }
+}
+
+// The guard assumes every vector result is within a few ulps of glibc's (kRelTol is 256 ulps).
+// Exp, Tanh and (on AVX-512) Erf have kernels of their own (vector_math_kernels.h): within 8
+// ulps of glibc on every code path, over the range where they apply, with their out-of-range
+// answers (NaN, which the guard recomputes, or exp's 0 below -708), signs and limits.
+TEST(VectorMath, ExpTanhAndErfKernelsStayWithinAFewUlpsOfGlibcOnEveryCodePath) {
+  IsaScope scope;
+  std::vector<double> x;
+  for (double v = -712; v <= 712; v += 0.0137) x.push_back(v);
+  for (int e = -1074; e <= 10; ++e) x.insert(x.end(), {std::ldexp(1.0, e), -std::ldexp(1.0, e)});
+  for (double v : {0.0, -0.0, 0.34657359027997264, -0.34657359027997264, 20.0, 19.999, 708.0,
+                   -708.0, 0.5625, 1e-300})
+    x.push_back(v);
+  const size_t plain = x.size();
+  x.insert(x.end(), {INFINITY, -INFINITY, std::nan("")});
+  auto ulps = [](double got, double want) {
+    const double a = std::fabs(want);
+    return std::fabs(got - want) / (std::nextafter(a, INFINITY) - a);
+  };
+  for (Isa isa : isas()) {
+    ref::vmath::force_isa(isa);
+    const int64_t n = static_cast<int64_t>(x.size());
+    std::vector<double> e(x.size()), t(x.size()), f(x.size());
+    ref::vmath::apply(ref::vmath::Fn::kExp, x.data(), e.data(), n);
+    ref::vmath::apply(ref::vmath::Fn::kTanh, x.data(), t.data(), n);
+    ref::vmath::apply(ref::vmath::Fn::kErf, x.data(), f.data(), n);
+    const char* path = ref::vmath::isa_name(isa);
+    for (size_t i = 0; i < plain; ++i) {
+      const double v = x[i];
+      if (std::fabs(v) <= 708)
+        EXPECT_LE(ulps(e[i], std::exp(v)), 8) << path << " exp(" << v << ") = " << e[i];
+      else if (v < -708)
+        EXPECT_EQ(e[i], 0.0) << path << " exp(" << v << ")";
+      else
+        EXPECT_TRUE(std::isnan(e[i])) << path << " exp(" << v << ")";
+      EXPECT_LE(ulps(t[i], std::tanh(v)), 8) << path << " tanh(" << v << ") = " << t[i];
+      EXPECT_EQ(std::signbit(t[i]), std::signbit(v)) << path << " tanh(" << v << ")";
+      if (std::fabs(v) >= ref::vmath::kTiny) {  // where the guard takes relative bounds
+        EXPECT_LE(ulps(f[i], std::erf(v)), 8) << path << " erf(" << v << ") = " << f[i];
+      }
+      EXPECT_EQ(std::signbit(f[i]), std::signbit(v)) << path << " erf(" << v << ")";
+    }
+    EXPECT_TRUE(std::isnan(e[plain]));  // exp(inf): glibc's, through the guard
+    EXPECT_EQ(e[plain + 1], 0.0);
+    EXPECT_TRUE(std::isnan(e[plain + 2]));
+    EXPECT_EQ(t[plain], 1.0);
+    EXPECT_EQ(t[plain + 1], -1.0);
+    EXPECT_TRUE(std::isnan(t[plain + 2]));
+    EXPECT_LE(ulps(f[plain], 1.0), 8);  // erf(inf) = 1 (the kernel's erf(6), 1 - 2^-55)
+    EXPECT_LE(ulps(f[plain + 1], -1.0), 8);
+    EXPECT_TRUE(std::isnan(f[plain + 2]));
   }
 }
 

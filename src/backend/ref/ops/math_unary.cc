@@ -23,7 +23,7 @@ class Unary : public Kernel {
   }
 };
 
-// A unary op whose float32/float16/bfloat16 values come from the SLEEF function kF (guarded, so
+// A unary op whose float32/float16/bfloat16 values come from the vector function kF (guarded, so
 // they equal Fn's rounded values); double and integer types compute Fn directly.
 template <typename Fn, vmath::Fn kF, bool kNonNegative, typename Types = FloatTypes>
 class VectorUnary : public Kernel {
@@ -60,7 +60,7 @@ PARITY_FLOAT_FN(Round, std::nearbyint(v))
 PARITY_FLOAT_FN(Sqrt, std::sqrt(v))
 #undef PARITY_FLOAT_FN
 
-// Declares Name##Fn computing `std::fn(v)` and the kernel Name through SLEEF's fn. kNonNegative
+// Declares Name##Fn computing `std::fn(v)` and the kernel Name through the vector fn. kNonNegative
 // where every value of the function is >= 0 (its underflow to 0 then needs no recomputing).
 #define PARITY_VECTOR_FN(Name, fn, kNonNegative)             \
   struct Name##Fn {                                          \

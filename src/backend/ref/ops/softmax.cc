@@ -1,6 +1,6 @@
 // Softmax and LogSoftmax, in double: y = exp(x - max) / sum(exp(x - max)), and
 // log y = (x - max) - log(sum(exp(x - max))), with glibc's exp and log; float, float16 and
-// bfloat16 blocks compute the exps with SLEEF and keep glibc's bits (see vector_block).
+// bfloat16 blocks compute the exps with the vector exp and keep glibc's bits (see vector_block).
 // Hardmax: 1 at the first maximum, 0 elsewhere.
 //
 // Before opset 13 the input is seen as a 2-D matrix [prod(dims before axis), prod(the rest)]
@@ -129,7 +129,7 @@ class Softmax : public Kernel {
     }
   }
 
-  // One tile with SLEEF's exp over the whole tile. Each exp is within kRelTol of glibc's; a
+  // One tile with the vector exp over the whole tile. Each exp is within kRelTol of glibc's; a
   // sum of n positive terms adds at most n roundings on each side, the division or the
   // subtraction of log(sum) a few more, so the results differ from exact_block's by at most
   // `tol` below. A column with an output not provably rounded to exact_block's value is
@@ -230,7 +230,7 @@ class Softmax : public Kernel {
   }
 
   // vector_block for one contiguous float row (the normalised axis is the last), every pass
-  // through the vector kernels: the maximum, x - max, SLEEF's exp, the sum in 8 partial sums
+  // through the vector kernels: the maximum, x - max, the vector exp, the sum in 8 partial sums
   // (its order is free: tolerance(n) bounds any order), the scaling, and the guard. Softmax
   // multiplies by 1 / sum rather than dividing: one more rounding (2^-53 relative), inside the
   // 16 roundings tolerance() allows beyond the sum's. `buf` holds 2 n doubles.

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <iterator>
+#include <numbers>
 
 #include "backend/ref/ops/vector_math_isa.h"
 #define PARITY_ISA_NS sse2
@@ -79,18 +80,6 @@ const char* isa_name(Isa isa) {
   }
 }
 
-void apply(Fn f, const double* x, double* y, int64_t n) {
-  const int fn = static_cast<int>(f);
-  switch (active_isa()) {
-    case Isa::kAvx512:
-      return isa::apply_avx512(fn, x, y, n);
-    case Isa::kAvx2:
-      return isa::apply_avx2(fn, x, y, n);
-    default:
-      return apply_sse2(fn, x, y, n);
-  }
-}
-
 namespace {
 const isa::GuardKernels& guard_kernels() {
   switch (active_isa()) {
@@ -103,6 +92,36 @@ const isa::GuardKernels& guard_kernels() {
   }
 }
 }  // namespace
+
+void apply(Fn f, const double* x, double* y, int64_t n) {
+  if (f == Fn::kExp) return guard_kernels().exp(x, y, n);
+  if (f == Fn::kTanh) return guard_kernels().tanh(x, y, n);
+  if (f == Fn::kErf && guard_kernels().erf) return guard_kernels().erf(x, y, n);
+  apply_sleef(f, x, y, n);
+}
+
+void apply_sleef(Fn f, const double* x, double* y, int64_t n) {
+  const int fn = static_cast<int>(f);
+  switch (active_isa()) {
+    case Isa::kAvx512:
+      return isa::apply_avx512(fn, x, y, n);
+    case Isa::kAvx2:
+      return isa::apply_avx2(fn, x, y, n);
+    default:
+      return apply_sse2(fn, x, y, n);
+  }
+}
+
+void sigmoid(const double* x, double* y, int64_t n) { guard_kernels().sigmoid(x, y, n); }
+
+void gelu(const double* x, double* y, int64_t n, bool tanh_form) {
+  const isa::GuardKernels& k = guard_kernels();
+  if (tanh_form) return k.gelu_tanh(x, y, n);
+  if (k.gelu) return k.gelu(x, y, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / std::numbers::sqrt2;
+  apply_sleef(Fn::kErf, y, y, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = 0.5 * x[i] * (1.0 + y[i]);
+}
 
 void widen(const float* x, double* v, int64_t n) { guard_kernels().widen(x, v, n); }
 

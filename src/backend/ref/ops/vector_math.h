@@ -1,8 +1,9 @@
-// Transcendentals over arrays of doubles through SLEEF's 1-ulp vector functions, and the guard
-// that keeps the reference backend's bits those of the C library.
+// Transcendentals over arrays of doubles through vector functions (SLEEF's 1-ulp ones, and
+// for exp, tanh and erf the few-ulp kernels of vector_math_kernels.h), and the guard that keeps the
+// reference backend's bits those of the C library.
 //
 // The contract: an op's value is its formula evaluated in double with glibc's functions and
-// rounded once to the element type. A SLEEF result r and glibc's result g are both within a
+// rounded once to the element type. A vector result r and glibc's result g are both within a
 // few ulps of the exact value, so |r - g| <= tol with tol a generous bound (2^-44 relative,
 // i.e. 256 ulps, for a single function). When every double in [r - tol, r + tol] rounds to
 // the same element value, g rounds to it too, since rounding is monotone: that value is the
@@ -49,13 +50,23 @@ Isa active_isa();
 bool cpu_supports(Isa isa);
 const char* isa_name(Isa isa);
 
-// y[i] = f(x[i]) for i < n through SLEEF (1 ulp); x and y may be the same array.
+// y[i] = f(x[i]) for i < n, within a few ulps (SLEEF's 1 ulp; exp, tanh and on AVX-512 erf
+// vector_math_kernels.h's own: under 8 ulps, exp NaN above 708 and 0 below -708); x and y may
+// be the same array.
 void apply(Fn f, const double* x, double* y, int64_t n);
+// The fast forms of two activations' formulas, in vector lanes (the ops' guards in
+// activations.cc bound how far they may be from the exact formulas): y = 1 / (1 + exp(-x)), and
+// y = x/2 (1 + erf(x / sqrt 2)) or, tanh_form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void sigmoid(const double* x, double* y, int64_t n);
+void gelu(const double* x, double* y, int64_t n, bool tanh_form);
+// apply through SLEEF's function even for exp, tanh and erf (bench/vector_functions_bench.cc's
+// yardstick).
+void apply_sleef(Fn f, const double* x, double* y, int64_t n);
 // y[i] = pow(a[i], b[i]) through SLEEF (1 ulp).
 void apply_pow(const double* a, const double* b, double* y, int64_t n);
 
-// The relative bound on |SLEEF result - glibc result| for one function call (256 ulps: both
-// are within 1-2 ulps of the exact value; the margin costs one libm call in ~2^19).
+// The relative bound on |vector result - glibc result| for one function call (256 ulps: both
+// are within a few ulps of the exact value; the margin costs one libm call in ~2^19).
 inline constexpr double kRelTol = 0x1p-44;
 // Below this magnitude relative bounds no longer hold (SLEEF's bound is max(1 ulp, DBL_MIN))
 // and a sign could flip: such results are recomputed, unless the function's value is known to

@@ -33,6 +33,15 @@ struct GuardKernels {
   double (*sum)(const double* v, int64_t n);  // in 8 interleaved partial sums
   // The same for float x, with *partials = the sum of the lanes' |running sums| over the steps.
   double (*sum_f32)(const float* x, int64_t n, double* partials);
+  // y = exp(x), tanh(x), erf(x) within a few ulps (NaN where the kernel does not apply), in
+  // place of SLEEF's (vector_math_kernels.h says why they may be less exact).
+  void (*exp)(const double* x, double* y, int64_t n);
+  void (*tanh)(const double* x, double* y, int64_t n);
+  void (*sigmoid)(const double* x, double* y, int64_t n);    // 1 / (1 + exp(-x))
+  void (*gelu_tanh)(const double* x, double* y, int64_t n);  // Gelu's tanh form
+  // Null where SLEEF's erf is faster (no AVX-512): erf, and Gelu's erf form.
+  void (*erf)(const double* x, double* y, int64_t n);
+  void (*gelu)(const double* x, double* y, int64_t n);
 };
 extern const GuardKernels kernels_avx512, kernels_avx2, kernels_sse2;
 

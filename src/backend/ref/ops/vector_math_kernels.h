@@ -3,7 +3,7 @@
 // vector_math_avx512.cc defines PARITY_ISA_NS and includes this file, so the same source
 // becomes 8-lane AVX-512, 2 x 4-lane AVX2 or 4 x 2-lane SSE2 code, in a namespace of its own
 // (no inline function is shared between files compiled with different flags). Include only
-// <cstdint> here, for the same reason (vector_math_isa.h).
+// <cstdint>, tables and the intrinsics here, for the same reason (vector_math_isa.h).
 //
 // Everything here is exact: a widening float -> double, IEEE subtractions and additions, and
 // double -> float conversions in the default rounding mode, the same operations as the scalar
@@ -13,7 +13,11 @@
 
 #include <cstdint>
 
+#include "backend/ref/ops/vector_math_erf.h"
 #include "backend/ref/ops/vector_math_isa.h"
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>  // always-inline intrinsics: no out-of-line copy to share between files
+#endif
 
 #ifndef PARITY_ISA_NS
 #error "define PARITY_ISA_NS (the instruction set's namespace) before including this file"
@@ -189,6 +193,154 @@ PARITY_KERNEL bool narrow_f32_kernel(const double* r, const double* v, double c,
   return true;
 }
 
+// --- Exp, Tanh and Erf of double lanes, cheaper than SLEEF's 1-ulp functions ---------------
+//
+// The guard only needs |r - glibc| well inside its bound (kRelTol, 256 ulps): these are within
+// a few ulps (the argument below; bench/vector_math_exhaustive measures the largest difference
+// over float32 inputs) at a fraction of SLEEF's cost, because they need not be correctly
+// rounded. A lane outside the range where the argument holds gives NaN, which the guard always
+// recomputes with glibc.
+
+// a * b + c, fused where the instruction set has it. Only the function kernels below use it:
+// their accuracy argument holds either way, while the guard's own arithmetic above must round
+// as the scalar guard does (these files compile with -ffp-contract=off).
+PARITY_KERNEL D8 mul_add(D8 a, D8 b, D8 c) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<D8>(_mm512_fmadd_pd(
+      reinterpret_cast<__m512d>(a), reinterpret_cast<__m512d>(b), reinterpret_cast<__m512d>(c)));
+#elif defined(__FMA__)
+  __m256d x[2], y[2], z[2];
+  __builtin_memcpy(x, &a, sizeof a);
+  __builtin_memcpy(y, &b, sizeof b);
+  __builtin_memcpy(z, &c, sizeof c);
+  for (int h = 0; h < 2; ++h) x[h] = _mm256_fmadd_pd(x[h], y[h], z[h]);
+  D8 r;
+  __builtin_memcpy(&r, x, sizeof r);
+  return r;
+#else
+  return a * b + c;
+#endif
+}
+
+// 1/n!, rounded once (n! is exact in double up to 22!).
+constexpr double inv_factorial(int n) {
+  double f = 1;
+  for (int i = 2; i <= n; ++i) f *= i;
+  return 1 / f;
+}
+
+// e^x = 2^k (1 + q), q = e^r - 1, for x = k ln2 + r with k = round(x / ln2), |r| <= ln2/2.
+// k * kLn2Hi is exact (|k| < 2^11, kLn2Hi has 32 significant bits) and so is x - k * kLn2Hi
+// (Sterbenz); the fused second step leaves r within half an ulp of r plus |k| 2^-85. q is
+// Taylor's polynomial r + r^2/2! + ... + r^13/13! (truncation under 2^-56 relative to q),
+// by Horner on terms of falling size: within about an ulp of q. 2^k is exact while k stays in
+// the normal range, which the callers' bounds on x keep it.
+struct ExpParts {
+  D8 q, scale;  // e^x = scale * (1 + q)
+};
+PARITY_KERNEL ExpParts exp_parts(D8 x) {
+  constexpr double kLog2e = 0x1.71547652b82fep0;
+  constexpr double kLn2Hi = 0x1.62e42fee00000p-1;
+  constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;  // ln 2 - kLn2Hi
+  constexpr double kShifter = 0x1.8p52;             // adding it rounds to an integer
+  const D8 t = mul_add(x, splat(kLog2e), splat(kShifter));
+  const D8 k = t - kShifter;
+  const D8 r = mul_add(k, splat(-kLn2Lo), mul_add(k, splat(-kLn2Hi), x));
+  D8 p = splat(inv_factorial(13));
+  for (int n = 12; n >= 1; --n) p = mul_add(p, r, splat(inv_factorial(n)));
+  const I8 ki = reinterpret_cast<I8>(t) - reinterpret_cast<I8>(splat(kShifter));
+  return {p * r, reinterpret_cast<D8>((ki + 1023) << 52)};
+}
+
+// exp(x) = scale + scale * q, one rounding after the parts' errors: within 2 ulps for
+// |x| <= 708 (a normal result and scale). Below -708 it is 0, off by under 2^-1021 (a result
+// under kTiny, which the guard never takes as it stands, and nothing to a Softmax sum of at
+// least 1; exp(-inf) is 0); above 708 and for NaN it is NaN, which the guard recomputes.
+PARITY_KERNEL D8 exp_lanes(D8 x) {
+  const ExpParts e = exp_parts(x);
+  const D8 y = x <= 708.0 ? mul_add(e.scale, e.q, e.scale) : splat(__builtin_nan(""));
+  return x < -708.0 ? splat(0.0) : y;
+}
+
+// tanh(x) = m / (m + 2) with m = expm1(2|x|), and x's sign. m = scale q + (scale - 1) (scale - 1
+// exact for k <= 53; for k = 0 that is q itself, accurate relative to a small m; for k >= 1,
+// m >= 0.4 and the error is a few ulps of m); the quotient adds one ulp. |x| is capped
+// at 20, where tanh is 1 to within 2^-56, which keeps k <= 58 (NaN stays NaN: the cap's
+// comparison is false for it).
+PARITY_KERNEL D8 tanh_lanes(D8 x) {
+  const D8 ax = abs(x);
+  const ExpParts e = exp_parts(2.0 * (ax > 20.0 ? splat(20.0) : ax));
+  const D8 m = mul_add(e.scale, e.q, e.scale - 1.0);
+  const D8 q = m / (m + 2.0);
+  const I8 sign = reinterpret_cast<I8>(x) & static_cast<int64_t>(0x8000000000000000ULL);
+  return reinterpret_cast<D8>(reinterpret_cast<I8>(q) | sign);
+}
+
+#if defined(__AVX512F__)
+// table[idx[k]] in lane k (0 <= idx < 8): one permute. (Without AVX-512 the lookups cost more
+// than SLEEF's whole erf, which those code paths keep.)
+PARITY_KERNEL D8 lookup8(const double* table, I8 idx) {
+  // (The zero-masking form: the plain one's undefined source upsets GCC 12's warnings.)
+  return reinterpret_cast<D8>(
+      _mm512_maskz_permutexvar_pd(0xff, reinterpret_cast<__m512i>(idx), _mm512_loadu_pd(table)));
+}
+
+// erf(x) within 2^-51 of the exact value plus the evaluation's roundings (a few ulps), from
+// the polynomials of vector_math_erf.h (scripts/fit_erf.py): x P(x^2) for |x| < 0.75, where
+// the relative error stays small down to the tiny, and with x's sign P_j(|x| - c_j) on eight
+// intervals of [0.75, 6], erf being 1 to within 2^-55 beyond 6 (|x| is capped there; NaN stays
+// NaN). Both forms are computed for every lane and the lane's own kept; an interval's
+// coefficients come by table lookup.
+PARITY_KERNEL D8 erf_lanes(D8 x) {
+  namespace table = vmath::erf_table;
+  const D8 a = abs(x);
+  const D8 ax = a > 6.0 ? splat(6.0) : a;
+  const D8 u = x * x;
+  D8 p = splat(table::kSmall[0]);
+  for (int n = 1; n < 11; ++n) p = mul_add(p, u, splat(table::kSmall[n]));
+  I8 idx = {};
+  for (int j = 1; j < 8; ++j) idx -= ax >= table::kEdge[j];  // a true comparison is -1
+  const D8 t = ax - lookup8(table::kCenter, idx);
+  D8 q = lookup8(table::kTail[0], idx);
+  for (int n = 1; n < 13; ++n) q = mul_add(q, t, lookup8(table::kTail[n], idx));
+  const I8 sign = reinterpret_cast<I8>(x) & static_cast<int64_t>(0x8000000000000000ULL);
+  const D8 tail = reinterpret_cast<D8>(reinterpret_cast<I8>(q) | sign);
+  return a < 0.75 ? x * p : tail;
+}
+#endif
+
+// Whole activation formulas in lanes, as activations.cc's ops define them (the guard's bound
+// for each op is argued there): sigmoid 1 / (1 + e^-x), and Gelu x/2 (1 + erf(x / sqrt 2)) or
+// x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). The argument's scaling rounds differently from
+// the exact formula's division (an ulp), which the Gelu bound's |x| term covers.
+PARITY_KERNEL D8 sigmoid_lanes(D8 x) { return 1.0 / (1.0 + exp_lanes(-x)); }
+PARITY_KERNEL D8 gelu_tanh_lanes(D8 x) {
+  constexpr double kSqrt2OverPi = 0x1.9884533d43651p-1;
+  return 0.5 * x * (1.0 + tanh_lanes(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+#if defined(__AVX512F__)
+PARITY_KERNEL D8 gelu_lanes(D8 x) {
+  constexpr double kInvSqrt2 = 0x1.6a09e667f3bcdp-1;
+  return 0.5 * x * (1.0 + erf_lanes(x * kInvSqrt2));
+}
+#endif
+
+// y[i] = f(x[i]) for i < n, 8 lanes at a time, the tail through a padded copy.
+template <typename F>
+PARITY_KERNEL void map_f64_kernel(F f, const double* x, double* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const D8 r = f(load(x + i));
+    __builtin_memcpy(y + i, &r, sizeof r);
+  }
+  if (i == n) return;
+  double buf[8];
+  for (int k = 0; k < 8; ++k) buf[k] = i + k < n ? x[i + k] : kPad;
+  const D8 r = f(load(buf));
+  __builtin_memcpy(buf, &r, sizeof r);
+  for (int k = 0; i + k < n; ++k) y[i + k] = buf[k];
+}
+
 #undef PARITY_KERNEL
 
 // The kernels of this instruction set, for vector_math.cc's dispatch.
@@ -200,6 +352,17 @@ inline constexpr GuardKernels kGuardKernels = {
     [](const float* x, int64_t n) { return max_f32_kernel(x, n); },
     [](const double* v, int64_t n) { return sum_f64_kernel(v, n); },
     [](const float* x, int64_t n, double* partials) { return sum_f32_kernel(x, n, partials); },
+    [](const double* x, double* y, int64_t n) { map_f64_kernel(exp_lanes, x, y, n); },
+    [](const double* x, double* y, int64_t n) { map_f64_kernel(tanh_lanes, x, y, n); },
+    [](const double* x, double* y, int64_t n) { map_f64_kernel(sigmoid_lanes, x, y, n); },
+    [](const double* x, double* y, int64_t n) { map_f64_kernel(gelu_tanh_lanes, x, y, n); },
+#if defined(__AVX512F__)
+    [](const double* x, double* y, int64_t n) { map_f64_kernel(erf_lanes, x, y, n); },
+    [](const double* x, double* y, int64_t n) { map_f64_kernel(gelu_lanes, x, y, n); },
+#else
+    nullptr,  // without one-instruction table lookups erf_lanes is slower than SLEEF's erf
+    nullptr,
+#endif
 };
 
 }  // namespace parity::ref::vmath::isa::PARITY_ISA_NS
