@@ -7,6 +7,8 @@
 #
 #   fuzz/run.sh [seconds per target, default 60] [targets...]
 #   PARITY_FUZZ_JOBS=1 fuzz/run.sh 600 fuzz_npy       # one target, ten minutes, one core
+#   PARITY_FUZZ_RUNS=10000000 fuzz/run.sh 3600        # each target to 10 million executions
+#                                                     # (or an hour, whichever comes first)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -17,6 +19,8 @@ TARGETS=("$@")
 # fuzz_prepare (every kernel) is left out by default: see fuzz/README.md.
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_npy fuzz_npz fuzz_json fuzz_cli_values fuzz_onnx_model)
 JOBS=${PARITY_FUZZ_JOBS:-2}
+RUNS=()
+[ -n "${PARITY_FUZZ_RUNS:-}" ] && RUNS=(-runs="$PARITY_FUZZ_RUNS")
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -66,13 +70,15 @@ seed_of() {
 for t in "${TARGETS[@]}"; do
   corpus=$BUILD/corpus/$t findings=$BUILD/findings/$t
   mkdir -p "$corpus" "$findings"
-  echo "== $t ($SECONDS_PER_TARGET s)"
+  echo "== $t ($SECONDS_PER_TARGET s${PARITY_FUZZ_RUNS:+ or $PARITY_FUZZ_RUNS executions})"
   # -rss_limit_mb and -timeout turn a memory blow-up or a hang into a reported finding.
   # Inputs that once crashed (fuzz/regressions/<target>/) are seeds too.
   regressions=()
   [ -d "$ROOT/fuzz/regressions/$t" ] && regressions=("$ROOT/fuzz/regressions/$t")
-  nice "$BUILD/fuzz/$t" "$corpus" "$SEEDS/$(seed_of "$t")" "${regressions[@]}" -max_total_time="$SECONDS_PER_TARGET" \
+  start=$SECONDS
+  nice "$BUILD/fuzz/$t" "$corpus" "$SEEDS/$(seed_of "$t")" "${regressions[@]}" -max_total_time="$SECONDS_PER_TARGET" "${RUNS[@]}" \
     -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" \
     2>&1 | grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" 
+  echo "wall seconds: $((SECONDS - start))"
   rmdir "$findings" 2>/dev/null
 done

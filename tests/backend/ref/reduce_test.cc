@@ -411,8 +411,9 @@ save('s', s.astype(np.float32))
                                        feed);
         EXPECT_TRUE(tensors_identical(out.at("a"), out.at("b")))
             << op << " of " << type << ", " << threads << " threads";
-        if (op == "ReduceSum" && std::string(name) == "x")
+        if (op == "ReduceSum" && std::string(name) == "x") {
           EXPECT_TRUE(tensors_identical(out.at("a"), np.at("s")));
+        }
       }
     }
   }
