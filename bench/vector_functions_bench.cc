@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "backend/ref/ops/vector_math.h"
@@ -13,16 +14,22 @@ namespace {
 
 using parity::ref::vmath::Fn;
 
-std::vector<double> inputs() {
-  std::vector<double> x(parity::ref::vmath::kBlock);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = -8.0 + 16.0 * static_cast<double>(i) / x.size();
-  return x;
-}
+struct Function {
+  const char* name;
+  Fn fn;
+  double (*glibc)(double);
+};
+const Function kFunctions[] = {
+    {"Exp", Fn::kExp, [](double v) { return std::exp(v); }},
+    {"Tanh", Fn::kTanh, [](double v) { return std::tanh(v); }},
+    {"Erf", Fn::kErf, [](double v) { return std::erf(v); }},
+};
 
+// Times f(x, y, n) on one block.
 template <typename F>
 void run(benchmark::State& state, F f) {
-  const std::vector<double> x = inputs();
-  std::vector<double> y(x.size());
+  std::vector<double> x(parity::ref::vmath::kBlock), y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -8.0 + 16.0 * static_cast<double>(i) / x.size();
   for (auto _ : state) {
     f(x.data(), y.data(), static_cast<int64_t>(x.size()));
     benchmark::DoNotOptimize(y.data());
@@ -31,56 +38,25 @@ void run(benchmark::State& state, F f) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(x.size()));
 }
 
-void glibc(double (*fn)(double), const double* x, double* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = fn(x[i]);
-}
-
-void BM_ExpKernel(benchmark::State& s) {
-  run(s,
-      [](const double* x, double* y, int64_t n) { parity::ref::vmath::apply(Fn::kExp, x, y, n); });
-}
-void BM_ExpSleef(benchmark::State& s) {
-  run(s, [](const double* x, double* y, int64_t n) {
-    parity::ref::vmath::apply_sleef(Fn::kExp, x, y, n);
-  });
-}
-void BM_ExpGlibc(benchmark::State& s) {
-  run(s, [](const double* x, double* y, int64_t n) { glibc(std::exp, x, y, n); });
-}
-void BM_TanhKernel(benchmark::State& s) {
-  run(s,
-      [](const double* x, double* y, int64_t n) { parity::ref::vmath::apply(Fn::kTanh, x, y, n); });
-}
-void BM_TanhSleef(benchmark::State& s) {
-  run(s, [](const double* x, double* y, int64_t n) {
-    parity::ref::vmath::apply_sleef(Fn::kTanh, x, y, n);
-  });
-}
-void BM_TanhGlibc(benchmark::State& s) {
-  run(s, [](const double* x, double* y, int64_t n) { glibc(std::tanh, x, y, n); });
-}
-void BM_ErfKernel(benchmark::State& s) {
-  run(s,
-      [](const double* x, double* y, int64_t n) { parity::ref::vmath::apply(Fn::kErf, x, y, n); });
-}
-void BM_ErfSleef(benchmark::State& s) {
-  run(s, [](const double* x, double* y, int64_t n) {
-    parity::ref::vmath::apply_sleef(Fn::kErf, x, y, n);
-  });
-}
-void BM_ErfGlibc(benchmark::State& s) {
-  run(s, [](const double* x, double* y, int64_t n) { glibc(std::erf, x, y, n); });
-}
-BENCHMARK(BM_ExpKernel);
-BENCHMARK(BM_ExpSleef);
-BENCHMARK(BM_ExpGlibc);
-BENCHMARK(BM_TanhKernel);
-BENCHMARK(BM_TanhSleef);
-BENCHMARK(BM_TanhGlibc);
-BENCHMARK(BM_ErfKernel);
-BENCHMARK(BM_ErfSleef);
-BENCHMARK(BM_ErfGlibc);
-
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  namespace vmath = parity::ref::vmath;
+  for (const Function& f : kFunctions) {
+    const std::string name = f.name;
+    benchmark::RegisterBenchmark((name + "/kernel").c_str(), [f](benchmark::State& s) {
+      run(s, [&](const double* x, double* y, int64_t n) { vmath::apply(f.fn, x, y, n); });
+    });
+    benchmark::RegisterBenchmark((name + "/sleef").c_str(), [f](benchmark::State& s) {
+      run(s, [&](const double* x, double* y, int64_t n) { vmath::apply_sleef(f.fn, x, y, n); });
+    });
+    benchmark::RegisterBenchmark((name + "/glibc").c_str(), [f](benchmark::State& s) {
+      run(s, [&](const double* x, double* y, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) y[i] = f.glibc(x[i]);
+      });
+    });
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}
