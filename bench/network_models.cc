@@ -1,101 +1,13 @@
 #include "network_models.h"
 
 #include <cmath>
-#include <random>
 #include <vector>
 
-#include <onnx/onnx_pb.h>
+#include "graph_builder.h"
 
 namespace parity::bench {
 
 namespace {
-
-// Builds a graph node by node; weights are seeded so every run measures the same model.
-class GraphBuilder {
- public:
-  explicit GraphBuilder(const std::string& name, int opset) : rng_(42) {
-    model_.set_ir_version(8);
-    model_.add_opset_import()->set_version(opset);
-    graph_ = model_.mutable_graph();
-    graph_->set_name(name);
-  }
-
-  void input(const std::string& name, const std::vector<int64_t>& shape) {
-    value_info(graph_->add_input(), name, shape);
-  }
-  void output(const std::string& name) {
-    graph_->add_output()->set_name(name);
-    auto* t = graph_->mutable_output(graph_->output_size() - 1)->mutable_type();
-    t->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
-
-  // A float initializer of normal(0, scale) values.
-  std::string weight(const std::string& name, const std::vector<int64_t>& shape, float scale) {
-    onnx::TensorProto* t = graph_->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : shape) {
-      t->add_dims(d);
-      n *= d;
-    }
-    std::normal_distribution<float> dist(0.0f, scale);
-    for (int64_t i = 0; i < n; ++i) t->add_float_data(dist(rng_));
-    return name;
-  }
-  std::string ints(const std::string& name, const std::vector<int64_t>& values) {
-    onnx::TensorProto* t = graph_->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(static_cast<int64_t>(values.size()));
-    for (int64_t v : values) t->add_int64_data(v);
-    return name;
-  }
-  std::string scalar(const std::string& name, float v) {
-    onnx::TensorProto* t = graph_->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    t->add_float_data(v);
-    return name;
-  }
-
-  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& inputs,
-                        const std::string& output) {
-    onnx::NodeProto* n = graph_->add_node();
-    n->set_op_type(op);
-    n->set_name(output);
-    for (const auto& i : inputs) n->add_input(i);
-    n->add_output(output);
-    return n;
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-
-  std::string bytes() const { return model_.SerializeAsString(); }
-
- private:
-  static void value_info(onnx::ValueInfoProto* v, const std::string& name,
-                         const std::vector<int64_t>& shape) {
-    v->set_name(name);
-    auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-
-  onnx::ModelProto model_;
-  onnx::GraphProto* graph_;
-  std::mt19937 rng_;
-};
 
 std::string conv(GraphBuilder& g, const std::string& x, const std::string& name, int64_t cin,
                  int64_t cout, int64_t k, int64_t stride) {
@@ -147,7 +59,7 @@ std::string resnet_style_model_bytes() {
   x = g.node("Flatten", {x}, "flatten")->output(0);
   g.node("Gemm", {x, g.weight("fc.w", {512, 1000}, 0.04f), g.weight("fc.b", {1000}, 0.01f)},
          "logits");
-  g.output("logits");
+  g.output("logits", {1, 1000});
   return g.bytes();
 }
 
@@ -205,7 +117,7 @@ std::string transformer_block_model_bytes() {
   e = g.node("Mul", {e, g.scalar("half", 0.5f)}, "gelu")->output(0);
   std::string out = linear(e, "ffn2", ffn, hidden);
   layer_norm(g.node("Add", {h, out}, "residual2")->output(0), "y");
-  g.output("y");
+  g.output("y", {1, seq, hidden});
   return g.bytes();
 }
 

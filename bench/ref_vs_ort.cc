@@ -1,11 +1,13 @@
-// The reference backend against ONNX Runtime on two generated networks, one backend per
-// process so each process's peak memory is its own. bench/ref_vs_ort.sh runs every pair and
-// prints the ratios.
+// The reference backend against ONNX Runtime on generated networks, one backend per process
+// so each process's peak memory is its own. bench/ref_vs_ort.sh runs the ResNet-18-style and
+// transformer pairs; bench/model_table.sh runs the model-zoo architectures (issue #14).
 //
-//   ref_vs_ort --model resnet|transformer --runner ref|ort [--threads N] [--iterations K]
-//   ref_vs_ort --model resnet --save resnet.onnx        (writes the generated model)
+//   ref_vs_ort --model NAME --runner ref|ort [--threads N] [--iterations K]
+//   ref_vs_ort --model NAME --save NAME.onnx        (writes the generated model)
 //
-// Prints one line: "<model> <runner> threads=N median_ms=... peak_rss_mb=...".
+// Prints one line: "<model> <runner> threads=N median_ms=... cpu_ms=... peak_rss_mb=...";
+// cpu_ms is the process's user + system CPU time per timed iteration (their mean), which a
+// loaded machine disturbs less than wall time.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -23,15 +25,45 @@
 #include "core/thread_pool.h"
 #include "network_models.h"
 #include "onnx/model_io.h"
+#include "zoo_models.h"
 
 using namespace parity;
 
 namespace {
 
+struct ModelEntry {
+  const char* name;
+  std::string (*bytes)();
+  Shape input_shape;
+};
+
+const Shape kImage = {1, 3, 224, 224};
+const ModelEntry kModels[] = {
+    {"resnet", bench::resnet_style_model_bytes, kImage},
+    {"transformer", bench::transformer_block_model_bytes, {1, 128, 768}},
+    {"resnet50", bench::resnet50_model_bytes, kImage},
+    {"densenet121", bench::densenet121_model_bytes, kImage},
+    {"inception_v1", bench::inception_v1_model_bytes, kImage},
+    {"inception_v2", bench::inception_v2_model_bytes, kImage},
+    {"squeezenet1.1", bench::squeezenet11_model_bytes, kImage},
+    {"shufflenet_v1", bench::shufflenet_v1_model_bytes, kImage},
+    {"vgg19", bench::vgg19_model_bytes, kImage},
+    {"alexnet", bench::alexnet_model_bytes, kImage},
+    {"zfnet512", bench::zfnet512_model_bytes, kImage},
+    {"lstm", bench::lstm_model_bytes, {32, 1, 256}},
+};
+
 double peak_rss_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 Tensor random_input(const Shape& shape) {
@@ -43,9 +75,12 @@ Tensor random_input(const Shape& shape) {
 }
 
 int usage() {
+  std::string names;
+  for (const ModelEntry& m : kModels) names += (names.empty() ? "" : "|") + std::string(m.name);
   std::fprintf(stderr,
-               "usage: ref_vs_ort --model resnet|transformer (--runner ref|ort [--threads N] "
-               "[--iterations K] | --save PATH)\n");
+               "usage: ref_vs_ort --model %s (--runner ref|ort [--threads N] [--iterations K] | "
+               "--save PATH)\n",
+               names.c_str());
   return 2;
 }
 
@@ -69,17 +104,12 @@ int main(int argc, char** argv) {
     else
       return usage();
   }
-  std::string bytes;
-  Shape input_shape;
-  if (model_name == "resnet") {
-    bytes = bench::resnet_style_model_bytes();
-    input_shape = {1, 3, 224, 224};
-  } else if (model_name == "transformer") {
-    bytes = bench::transformer_block_model_bytes();
-    input_shape = {1, 128, 768};
-  } else {
-    return usage();
-  }
+  const ModelEntry* entry = nullptr;
+  for (const ModelEntry& m : kModels)
+    if (model_name == m.name) entry = &m;
+  if (entry == nullptr) return usage();
+  std::string bytes = entry->bytes();
+  const Shape& input_shape = entry->input_shape;
   if (!save_path.empty()) {
     std::ofstream(save_path, std::ios::binary) << bytes;
     return 0;
@@ -105,6 +135,7 @@ int main(int argc, char** argv) {
     feed.set(runner->input_metadata()[0].name, random_input(input_shape));
     runner->infer(feed);  // warm-up
     std::vector<double> ms;
+    const double cpu_start = cpu_seconds();
     for (int i = 0; i < iterations; ++i) {
       auto start = std::chrono::steady_clock::now();
       runner->infer(feed);
@@ -112,9 +143,11 @@ int main(int argc, char** argv) {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count());
     }
+    const double cpu_ms = (cpu_seconds() - cpu_start) * 1e3 / iterations;
     std::sort(ms.begin(), ms.end());
-    std::printf("%s %s threads=%d median_ms=%.2f peak_rss_mb=%.1f\n", model_name.c_str(),
-                runner_name.c_str(), threads, ms[ms.size() / 2], peak_rss_mb());
+    std::printf("%s %s threads=%d median_ms=%.2f cpu_ms=%.2f peak_rss_mb=%.1f\n",
+                model_name.c_str(), runner_name.c_str(), threads, ms[ms.size() / 2], cpu_ms,
+                peak_rss_mb());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ref_vs_ort: %s\n", e.what());
     return 1;
