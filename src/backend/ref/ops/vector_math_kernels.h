@@ -249,8 +249,11 @@ PARITY_KERNEL ExpParts exp_parts(D8 x) {
   const D8 r = mul_add(k, splat(-kLn2Lo), mul_add(k, splat(-kLn2Hi), x));
   D8 p = splat(inv_factorial(13));
   for (int n = 12; n >= 1; --n) p = mul_add(p, r, splat(inv_factorial(n)));
-  const I8 ki = reinterpret_cast<I8>(t) - reinterpret_cast<I8>(splat(kShifter));
-  return {p * r, reinterpret_cast<D8>((ki + 1023) << 52)};
+  // 2^k from k's bits in t, in unsigned lanes: a lane out of range (discarded by the callers)
+  // wraps instead of overflowing, which signed arithmetic may not.
+  using W8 = uint64_t __attribute__((vector_size(64)));
+  const W8 kbits = reinterpret_cast<W8>(t) - reinterpret_cast<W8>(splat(kShifter));
+  return {p * r, reinterpret_cast<D8>((kbits + 1023) << 52)};
 }
 
 // exp(x) = scale + scale * q, one rounding after the parts' errors: within 2 ulps for
