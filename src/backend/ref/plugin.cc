@@ -6,7 +6,9 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "backend/plugin_api.h"
 #include "backend/ref/registry.h"
@@ -193,6 +195,15 @@ struct HostTable {
                       api_run_error};
 };
 
+// The tables of the loaded libraries, held for the life of the process (never destroyed: a
+// plugin may use its table until the very end), so that they stay reachable rather than lost.
+void keep_table(std::unique_ptr<HostTable> table) {
+  static std::mutex mutex;
+  static auto* tables = new std::vector<std::unique_ptr<HostTable>>;
+  std::lock_guard lock(mutex);
+  tables->push_back(std::move(table));
+}
+
 // A 64-bit fingerprint of a buffer, to find a plugin that wrote into its read-only inputs:
 // words mixed by multiplication in four independent lanes (so the multiplies overlap). Measured
 // on the shared 2-core machine (loaded): 5-15 GB/s, about half memcpy's speed, i.e. checking
@@ -372,7 +383,7 @@ PluginInfo load_plugin(const std::string& path) {
                        PARITY_PLUGIN_ENTRY_POINT, status,
                        session.error.empty() ? "it gave no message" : session.error));
 
-  (void)table.release();  // the plugin may keep the table (see HostTable)
+  keep_table(std::move(table));  // the plugin may keep the table (see HostTable)
   PluginInfo info{path, {}};
   Registry& registry = Registry::global();
   for (const auto& op : session.ops) {
