@@ -263,6 +263,15 @@ SubprocessRunner::~SubprocessRunner() {
   if (activity_) ::munmap(activity_, kActivityBytes);
 }
 
+namespace {
+ForkHooks g_fork_hooks;
+void run_hook(void (*hook)()) {
+  if (hook) hook();
+}
+}  // namespace
+
+void set_fork_hooks(const ForkHooks& hooks) { g_fork_hooks = hooks; }
+
 void SubprocessRunner::activate_impl() {
   // Shared with the child, which notes there the node it is running (core/activity.h).
   if (!activity_) {
@@ -278,7 +287,9 @@ void SubprocessRunner::activate_impl() {
   // Whatever the parent has buffered would otherwise be printed twice, once by each process.
   std::fflush(nullptr);
   const pid_t parent = ::getpid();
+  run_hook(g_fork_hooks.before);
   const pid_t pid = ::fork();
+  run_hook(pid == 0 ? g_fork_hooks.after_in_child : g_fork_hooks.after_in_parent);
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);

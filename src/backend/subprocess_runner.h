@@ -24,6 +24,17 @@ struct SubprocessOptions {
   std::optional<double> timeout;
 };
 
+// Run around the fork() that starts each child, for a host whose state a fork must know of:
+// the Python module registers CPython's fork protocol (the forking thread must hold the GIL, or
+// a child whose copy of the GIL belonged to another thread waits for it forever). Any may be
+// null; set once, before any runner is activated.
+struct ForkHooks {
+  void (*before)() = nullptr;
+  void (*after_in_parent)() = nullptr;
+  void (*after_in_child)() = nullptr;
+};
+void set_fork_hooks(const ForkHooks& hooks);
+
 class SubprocessRunner final : public Runner {
  public:
   // Owns `inner`.

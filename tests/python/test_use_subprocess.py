@@ -2,6 +2,9 @@
 this process, and a runner whose process dies raises its own error instead of killing Python."""
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -46,3 +49,32 @@ def test_a_crash_in_a_python_op_raises_that_runners_error(tmp_path):
     assert "killed by signal 11 (Segmentation fault)" in message
     # The node and where its kernel came from.
     assert "while running node 'my_node' (Crashes, domain test.python) from a Python op" in message
+
+
+def test_another_python_thread_holding_the_gil_does_not_hang_the_child(identity_model):
+    # A second Python thread holds the GIL nearly all the time while Comparator.run forks (with
+    # the GIL released): forked without CPython's fork protocol, the child's copy of the GIL
+    # belonged to a thread the child does not have, and its first Python call (the model
+    # loader) waited forever. Run in a fresh interpreter so that a hang is a timeout here.
+    script = textwrap.dedent(f"""
+        import threading
+        from parity.backend.onnx import OnnxFromPath
+        from parity.backend.pluginref import PluginRefRunner
+        from parity.comparator import Comparator
+        started, stop = threading.Event(), False
+        def spin():
+            started.set()
+            while not stop:
+                pass
+        threading.Thread(target=spin, daemon=True).start()
+        started.wait()
+        for _ in range(20):
+            Comparator.run([PluginRefRunner(OnnxFromPath({str(identity_model)!r}))],
+                           use_subprocess=True)
+        stop = True
+        print("all runs finished")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all runs finished" in done.stdout
