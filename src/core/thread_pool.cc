@@ -90,6 +90,7 @@ class Pool {
     old->run_mutex_.unlock();
     Pool* fresh = new Pool;
     fresh->requested_ = old->requested_;
+    fresh->left_behind_ = old;  // reachable, so not a leak, and never destroyed (see get())
     instance() = fresh;
   }
 
@@ -143,6 +144,7 @@ class Pool {
   }
 
   int requested_ = 0;
+  Pool* left_behind_ = nullptr;  // the parent's pool, in a child made by fork()
   std::mutex run_mutex_;
   std::mutex mutex_;
   std::condition_variable cv_, done_cv_;
