@@ -20,7 +20,13 @@ TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_npy fuzz_npz fuzz_json fuzz_cli_values fuzz_onnx_model)
 JOBS=${PARITY_FUZZ_JOBS:-2}
 RUNS=()
-[ -n "${PARITY_FUZZ_RUNS:-}" ] && RUNS=(-runs="$PARITY_FUZZ_RUNS")
+if [ -n "${PARITY_FUZZ_RUNS:-}" ]; then
+  if ! [[ $PARITY_FUZZ_RUNS =~ ^[1-9][0-9]*$ ]]; then
+    echo "fuzz/run.sh: PARITY_FUZZ_RUNS is '$PARITY_FUZZ_RUNS'; it must be a positive number of executions, e.g. 10000000" >&2
+    exit 2
+  fi
+  RUNS=(-runs="$PARITY_FUZZ_RUNS")
+fi
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

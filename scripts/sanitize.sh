@@ -47,6 +47,11 @@ printf '#!/bin/sh\nLD_PRELOAD="%s" ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" e
   "$PRELOAD" > "$BUILD/python3-sanitized"
 chmod +x "$BUILD/python3-sanitized"
 export PARITY_PYTHON=$BUILD/python3-sanitized
+# Left out here, run by ./test.sh: the tests that bound a process's peak RSS, which under
+# AddressSanitizer holds its shadow memory and quarantine (663 MiB where Parity's own is under
+# 314), so the bound would measure the sanitizer.
+RSS_BOUND_GTEST=CliLayerwise.MarkAllStaysInsideTheBudget
+RSS_BOUND_PYTEST=tests/python/test_resources.py::test_large_constant_matmul_peaks_within_one_and_a_half_times_its_weights
 
 if [ $# -gt 0 ]; then
   # The layer tests (tests/CMakeLists.txt, PARITY_LAYER_TESTS) build without the kernels; any
@@ -55,15 +60,15 @@ if [ $# -gt 0 ]; then
   status=0
   for t in "$@"; do
     echo "== $t (ASan + UBSan)"
-    "$BUILD/tests/$t" --gtest_brief=1 || status=1
+    "$BUILD/tests/$t" --gtest_brief=1 --gtest_filter="-$RSS_BOUND_GTEST" || status=1
   done
   exit $status
 fi
 
 nice cmake --build "$BUILD" -j"$JOBS" || exit 1
-ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS"
+ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS" -E "^$RSS_BOUND_GTEST\$"
 ctest_status=$?
 PYTHONPATH="$BUILD/python" PARITY_BUILD_DIR="$BUILD" PYTHONDONTWRITEBYTECODE=1 \
-  "$PARITY_PYTHON" -m pytest tests/python -q -p no:cacheprovider
+  "$PARITY_PYTHON" -m pytest tests/python -q -p no:cacheprovider --deselect "$RSS_BOUND_PYTEST"
 pytest_status=$?
 [ $ctest_status -eq 0 ] && [ $pytest_status -eq 0 ]

@@ -152,11 +152,6 @@ print("PEAK_KB", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
   EXPECT_NE(r.output.find("300/300 tensors passed"), std::string::npos) << r.output;
   const size_t at = r.output.find("PEAK_KB ");
   ASSERT_NE(at, std::string::npos);
-#if defined(__SANITIZE_ADDRESS__)
-  // AddressSanitizer's shadow memory and its quarantine of freed blocks (freed tensors among
-  // them) are in the RSS: there it measures the sanitizer, not the budget.
-  GTEST_SKIP() << "peak RSS is not Parity's under AddressSanitizer (the run itself passed)";
-#endif
   const long peak_mb = std::stol(r.output.substr(at + 8)) / 1024;
   // Budget 64 MiB; ONNX Runtime, the model, the feed and the live values take the rest. Keeping
   // every marked tensor would take 1200 MiB per backend.

@@ -20,9 +20,6 @@ def _build_dir():
 
 BUILD_DIR = _build_dir()
 PARITY_CLI = os.path.join(BUILD_DIR, "parity")
-# Under scripts/sanitize.sh (the sanitizer runtimes preloaded): a process's RSS then holds
-# AddressSanitizer's shadow memory and quarantine, so memory bounds are not Parity's.
-SANITIZED = "libasan" in os.environ.get("LD_PRELOAD", "")
 EXAMPLE_PLUGIN = os.path.join(BUILD_DIR, "examples", "plugin", "libparity_example_plugin.so")
 
 
