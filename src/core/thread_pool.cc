@@ -1,5 +1,7 @@
 #include "core/thread_pool.h"
 
+#include "core/limits.h"
+
 #include <pthread.h>
 #include <sched.h>
 
@@ -182,7 +184,13 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
     fn(0, n);
     return;
   }
-  Pool::get().run(chunks, [&](int64_t c) { fn(c * grain, std::min(n, (c + 1) * grain)); });
+  // The run's time limit is checked before every chunk, on whichever thread takes it, so that
+  // one long node stops near the limit too (the executor checks it between nodes).
+  const AllocationScope* scope = current_allocation_scope();
+  Pool::get().run(chunks, [&](int64_t c) {
+    if (scope) scope->check_time();
+    fn(c * grain, std::min(n, (c + 1) * grain));
+  });
 }
 
 }  // namespace parity

@@ -6,6 +6,7 @@
 // values come from NumPy restatements of ONNX's definitions.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 
 #include "ref_test_util.h"
@@ -240,6 +241,31 @@ TEST(Limits, ARunLongerThanItsWallTimeLimitStops) {
                   "the run took longer than the limit of 0.2 s per run; raise it with "
                   "--limit-run-seconds"))
       << m;
+}
+
+// One node of about 5 * 10^10 multiply-adds (tens of seconds): the limit is checked before
+// every chunk of a kernel's parallel work too, not only between nodes, so it stops soon after
+// the limit. The bound of 5 s is far above the limit and far below the node's own time.
+TEST(Limits, ASingleLongNodeStopsSoonAfterTheWallTimeLimit) {
+  ExecutorOptions options;
+  options.limits.max_run_seconds = 0.2;
+  const auto start = std::chrono::steady_clock::now();
+  std::string m = run_error(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,800,800] x, float[1,1,400,400] w) => (float y) { y = Conv(x, w) }
+  )",
+                            [] {
+                              TensorMap f;
+                              f.set("x", Tensor(DataType::kFloat32, {1, 1, 800, 800}));
+                              f.set("w", Tensor(DataType::kFloat32, {1, 1, 400, 400}));
+                              return f;
+                            }(),
+                            options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(has(m, "failed to run node 'Conv_0' (Conv): stopped after ")) << m;
+  EXPECT_TRUE(has(m, "the limit of 0.2 s per run")) << m;
+  EXPECT_LT(seconds, 5.0);
 }
 
 }  // namespace
