@@ -203,6 +203,60 @@ void expect_thread_independent(F run) {
   for (const auto& [name, t] : one) EXPECT_TRUE(tensors_identical(four.at(name), t)) << name;
 }
 
+// Conv in the reference's order: each output from 0, adding w * x over k = (channel, tap) in
+// increasing order, every product rounded before its add (NumPy has no fused multiply-add),
+// then the bias. Bit-exact for double inputs on every path.
+constexpr const char* kNumpyOrderedConv = R"(
+def conv_ordered(x, w, b, group, strides, dil, pads):
+    N, C, H, W = x.shape; M, cg, KH, KW = w.shape; mg = M // group
+    xp = np.pad(x, [(0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])])
+    OH = (H + pads[0] + pads[2] - dil[0] * (KH - 1) - 1) // strides[0] + 1
+    OW = (W + pads[1] + pads[3] - dil[1] * (KW - 1) - 1) // strides[1] + 1
+    y = np.zeros((N, M, OH, OW))
+    for m in range(M):
+        g = m // mg
+        acc = np.zeros((N, OH, OW))
+        for c in range(cg):
+            for i in range(KH):
+                for j in range(KW):
+                    h0, w0 = i * dil[0], j * dil[1]
+                    patch = xp[:, g * cg + c, h0:h0 + strides[0] * (OH - 1) + 1:strides[0],
+                               w0:w0 + strides[1] * (OW - 1) + 1:strides[1]]
+                    acc = acc + w[m, c, i, j] * patch
+        y[:, m] = acc + b[m]
+    return y
+)";
+
+// Depthwise (one map per group) and two maps per group take the direct path, not the GEMM;
+// widths of 70 and 35 outputs cover its blocks of 32 and the positions after them.
+TEST(ConvKernels, FewMapsPerGroupGiveTheGemmOrderBitsInDoubleAndFloat) {
+  auto np = numpy_arrays(std::string(kNumpyOrderedConv) + R"(
+x = rng.randn(2, 6, 9, 70); w1 = rng.randn(6, 1, 3, 3); w2 = rng.randn(6, 2, 3, 3)
+b = rng.randn(6)
+for name, v in [('x', x), ('w1', w1), ('w2', w2), ('b', b)]:
+    save(name, v); save(name + 'f', v.astype(np.float32))
+save('d1', conv_ordered(x, w1, b, 6, [1, 2], [2, 1], [1, 1, 2, 0]))
+save('d2', conv_ordered(x, w2, b, 3, [2, 1], [1, 2], [0, 2, 1, 1]))
+f = lambda v: v.astype(np.float32).astype(np.float64)
+save('f1', conv_ordered(f(x), f(w1), f(b), 6, [1, 2], [2, 1], [1, 1, 2, 0]).astype(np.float32))
+save('f2', conv_ordered(f(x), f(w2), f(b), 3, [2, 1], [1, 2], [0, 2, 1, 1]).astype(np.float32))
+)");
+  TensorMap out = run_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (double[2,6,9,70] x, double[6,1,3,3] w1, double[6,2,3,3] w2, double[6] b,
+       float[2,6,9,70] xf, float[6,1,3,3] w1f, float[6,2,3,3] w2f, float[6] bf)
+      => (double d1, double d2, float f1, float f2) {
+      d1 = Conv<group = 6, strides = [1, 2], dilations = [2, 1], pads = [1, 1, 2, 0]>(x, w1, b)
+      d2 = Conv<group = 3, strides = [2, 1], dilations = [1, 2], pads = [0, 2, 1, 1]>(x, w2, b)
+      f1 = Conv<group = 6, strides = [1, 2], dilations = [2, 1], pads = [1, 1, 2, 0]>(xf, w1f, bf)
+      f2 = Conv<group = 3, strides = [2, 1], dilations = [1, 2], pads = [0, 2, 1, 1]>(xf, w2f, bf)
+    }
+  )",
+                                 feed_of(np, {"x", "w1", "w2", "b", "xf", "w1f", "w2f", "bf"}));
+  for (const char* n : {"d1", "d2", "f1", "f2"})
+    EXPECT_TRUE(tensors_identical(out.at(n), np.at(n))) << n;
+}
+
 TEST(ConvKernels, LargeConvAndConvTransposeGiveTheSameBitsOnOneAndFourThreads) {
   auto np = numpy_arrays(R"(
 save('x', rng.randn(2, 32, 40, 40).astype(np.float32))

@@ -67,6 +67,58 @@ save('max16', pool(x16.astype(np.float64), [2, 3], [1, 2], [0, 1, 1, 0], [3, 1],
   EXPECT_TRUE(tensors_identical(out.at("max16"), np.at("max16")));
 }
 
+// MaxPool's scan rule on inputs full of ties, signed zeros and NaN: each window read in
+// increasing (depth, row, column), the first maximum wins, a NaN once met stays. Without
+// Indices the kernel folds row by row (pool.cc's pool_by_rows); with Indices it scans each
+// window; both must give these bits, in 1, 2 and 3 spatial dims, float and int8.
+TEST(PoolKernels, MaxPoolKeepsTheScansFirstMaximumSignedZerosAndNaN) {
+  auto np = numpy_arrays(std::string(kNumpyWindows) + R"(
+def scan_max(v, n, m):
+    best = v[..., 0].copy()
+    for i in range(1, v.shape[-1]):
+        c = v[..., i]
+        best = np.where((c > best) | (np.isnan(c) & ~np.isnan(best)), c, best)
+    return best
+choices = np.array([0.0, -0.0, 1.0, -1.0, np.nan, 0.5], np.float32)
+x2 = rng.choice(choices, size=(2, 3, 13, 17)).astype(np.float32); save('x2', x2)
+x1 = rng.choice(choices, size=(1, 2, 29)).astype(np.float32); save('x1', x1)
+x3 = rng.choice(choices, size=(1, 2, 5, 6, 7)).astype(np.float32); save('x3', x3)
+xi = rng.randint(-3, 3, size=(1, 2, 9, 10)).astype(np.int8); save('xi', xi)
+save('m2', pool(x2.astype(np.float64), [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], True, scan_max).astype(np.float32))
+save('d2', pool(x2.astype(np.float64), [2, 3], [3, 1], [1, 2, 0, 1], [2, 2], False, scan_max).astype(np.float32))
+save('m1', pool(x1.astype(np.float64), [4], [3], [2, 1], [2], True, scan_max).astype(np.float32))
+save('m3', pool(x3.astype(np.float64), [2, 3, 2], [1, 2, 2], [0, 1, 1, 1, 0, 1], [2, 1, 3], False, scan_max).astype(np.float32))
+save('mi', pool(xi.astype(np.float64), [3, 2], [2, 1], [1, 0, 0, 1], [1, 1], False, scan_max).astype(np.int8))
+)");
+  TensorMap out = run_text_model(R"(
+    <ir_version: 9, opset_import: ["" : 19]>
+    g (float[2,3,13,17] x2, float[1,2,29] x1, float[1,2,5,6,7] x3, int8[1,2,9,10] xi)
+      => (float m2, float m2_scan, int64 i2, float d2, float m1, float m3, float m3_scan,
+          int64 i3, int8 mi) {
+      m2 = MaxPool<kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], ceil_mode = 1>(x2)
+      m2_scan, i2 = MaxPool<kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1],
+                            ceil_mode = 1>(x2)
+      d2 = MaxPool<kernel_shape = [2, 3], strides = [3, 1], pads = [1, 2, 0, 1],
+                   dilations = [2, 2]>(x2)
+      m1 = MaxPool<kernel_shape = [4], strides = [3], pads = [2, 1], dilations = [2],
+                   ceil_mode = 1>(x1)
+      m3 = MaxPool<kernel_shape = [2, 3, 2], strides = [1, 2, 2], pads = [0, 1, 1, 1, 0, 1],
+                   dilations = [2, 1, 3]>(x3)
+      m3_scan, i3 = MaxPool<kernel_shape = [2, 3, 2], strides = [1, 2, 2],
+                            pads = [0, 1, 1, 1, 0, 1], dilations = [2, 1, 3]>(x3)
+      mi = MaxPool<kernel_shape = [3, 2], strides = [2, 1], pads = [1, 0, 0, 1]>(xi)
+    }
+  )",
+                                 feed_of(np, {"x2", "x1", "x3", "xi"}));
+  EXPECT_TRUE(tensors_identical(out.at("m2"), np.at("m2")));
+  EXPECT_TRUE(tensors_identical(out.at("m2_scan"), np.at("m2")));
+  EXPECT_TRUE(tensors_identical(out.at("d2"), np.at("d2")));
+  EXPECT_TRUE(tensors_identical(out.at("m1"), np.at("m1")));
+  EXPECT_TRUE(tensors_identical(out.at("m3"), np.at("m3")));
+  EXPECT_TRUE(tensors_identical(out.at("m3_scan"), np.at("m3")));
+  EXPECT_TRUE(tensors_identical(out.at("mi"), np.at("mi")));
+}
+
 TEST(PoolKernels, LpPoolAndGlobalLpPoolTakeThePNormOfEachWindow) {
   auto np = numpy_arrays(std::string(kNumpyWindows) + R"(
 x = rng.randn(2, 2, 9, 10).astype(np.float32); save('x', x)

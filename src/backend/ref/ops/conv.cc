@@ -97,6 +97,38 @@ PackedWeights pack_weights(const Tensor& w, int64_t group) {
   return p;
 }
 
+// Groups with at most this many maps (depthwise convolutions have one) skip the GEMM: its
+// panels of kGemmMR rows would multiply kGemmMR - mg zero rows. Measured in bench/README.md
+// ("Depthwise convolution").
+constexpr int64_t kDirectMaxMaps = 2;
+
+// acc[i] = sum over k of w[k * w_stride] * b[offsets[k] + i] for i < len: one map's row of a
+// tile, each sum from 0 in increasing k with every product rounded before its add. That is
+// the GEMM's order, and its rounding for double inputs; for narrower inputs the products are
+// exact in double, so the GEMM's fused multiply-adds give these bits too. 32 positions at a
+// time stay in registers over all of k.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),
+               optimize("fp-contract=off"))) void
+one_map_rows(int64_t k_total, const double* w, int64_t w_stride, const double* b,
+             const int64_t* offsets, int64_t len, double* acc) {
+  constexpr int64_t kBlock = 32;
+  int64_t i0 = 0;
+  for (; i0 + kBlock <= len; i0 += kBlock) {
+    double sum[kBlock] = {};
+    for (int64_t k = 0; k < k_total; ++k) {
+      const double wk = w[k * w_stride];
+      const double* row = b + offsets[k] + i0;
+      for (int64_t i = 0; i < kBlock; ++i) sum[i] += wk * row[i];
+    }
+    for (int64_t i = 0; i < kBlock; ++i) acc[i0 + i] = sum[i];
+  }
+  for (int64_t i = i0; i < len; ++i) {
+    double sum = 0;
+    for (int64_t k = 0; k < k_total; ++k) sum += w[k * w_stride] * b[offsets[k] + i];
+    acc[i] = sum;
+  }
+}
+
 // The input as the kernel reads it. Padded coordinate P = i + pad_begin along a dim of stride s
 // lands in phase P % s at index P / s; per (batch, channel) the phases are stored one after the
 // other (in lexicographic order of the per-dim phases), each of the phase dims q (zeros where
@@ -159,24 +191,31 @@ void phase_input(const Tensor& x, const WindowGeometry& g, const PhaseLayout& l,
   check_scratch_allocation(size, sizeof(double), "the padded input (in double)");
   xp.assign(static_cast<size_t>(size), 0.0);
   const T* src = x.data<T>();
-  const int64_t sw = g.strides[n - 1], in_w = g.in[n - 1];
+  const int64_t sw = g.strides[n - 1], in_w = g.in[n - 1], pad_w = g.pad_begin[n - 1];
   const int64_t rows = shape_numel(g.in) / std::max<int64_t>(in_w, 1);
+  // Where each input row (its coordinates in the dims before the last) starts inside a
+  // channel: the same for every channel, so worked out once.
+  std::vector<int64_t> row_at(static_cast<size_t>(rows)), p(n - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rest = r, at = 0;
+    for (size_t d = n - 1; d-- > 0;) {
+      p[d] = rest % g.in[d] + g.pad_begin[d];
+      rest /= g.in[d];
+      at += p[d] / g.strides[d] * l.stride[d];
+    }
+    row_at[r] = l.which(g, p.data(), n - 1) * l.phase + at;
+  }
   parallel_for(planes, grain_for(l.channel), [&](int64_t first, int64_t last) {
-    std::vector<int64_t> p(n - 1);
     for (int64_t c = first; c < last; ++c)
       for (int64_t r = 0; r < rows; ++r) {
-        // The row's padded coordinates in the dims before the last.
-        int64_t rest = r, at = 0;
-        for (size_t d = n - 1; d-- > 0;) {
-          p[d] = rest % g.in[d] + g.pad_begin[d];
-          rest /= g.in[d];
-          at += p[d] / g.strides[d] * l.stride[d];
-        }
         const T* row = src + (c * rows + r) * in_w;
-        double* base = xp.data() + c * l.channel + l.which(g, p.data(), n - 1) * l.phase + at;
-        for (int64_t w = 0; w < in_w; ++w) {
-          const int64_t pw = w + g.pad_begin[n - 1];
-          base[(pw % sw) * l.phase + pw / sw] = to_double(row[w]);
+        double* base = xp.data() + c * l.channel + row_at[r];
+        // Phase by phase, so that no element pays for a division: padded column pw = w + pad
+        // goes to phase pw % sw at index pw / sw.
+        for (int64_t phase = 0; phase < sw; ++phase) {
+          int64_t w = ((phase - pad_w) % sw + sw) % sw;  // the first column of this phase
+          double* dst = base + phase * l.phase + (w + pad_w) / sw;
+          for (; w < in_w; w += sw) *dst++ = to_double(row[w]);
         }
       }
   });
@@ -283,13 +322,18 @@ class Conv : public Kernel {
         const int64_t panel0 = mb * blocks.panels_per_block;
         const int64_t row_panels =
             std::min(blocks.panels, panel0 + blocks.panels_per_block) - panel0;
-        std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
         const double* b = xp + (n * channels + grp * cg) * l.channel + lead_at + q0;
         const double* wg = wp->values.data() + (grp * blocks.panels + panel0) * k_total * kGemmMR;
-        for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc)
-          gemm_rows(std::min(kGemmKc, k_total - k0), wg + k0 * kGemmMR, k_total * kGemmMR,
-                    row_panels, b, offsets.data() + k0, col_panels, acc.data(), ld,
-                    gemm_exact_products_v<T>);
+        if (mg <= kDirectMaxMaps) {
+          for (int64_t m = 0; m < mg; ++m)
+            one_map_rows(k_total, wg + m, kGemmMR, b, offsets.data(), len, acc.data() + m * ld);
+        } else {
+          std::fill(acc.begin(), acc.begin() + row_panels * kGemmMR * ld, 0.0);
+          for (int64_t k0 = 0; k0 < k_total; k0 += kGemmKc)
+            gemm_rows(std::min(kGemmKc, k_total - k0), wg + k0 * kGemmMR, k_total * kGemmMR,
+                      row_panels, b, offsets.data() + k0, col_panels, acc.data(), ld,
+                      gemm_exact_products_v<T>);
+        }
         for (int64_t m = panel0 * kGemmMR; m < std::min(mg, (panel0 + row_panels) * kGemmMR); ++m) {
           const int64_t map = grp * mg + m;
           const double bv = bs ? to_double(bs[map]) : 0.0;

@@ -161,6 +161,11 @@ class MaxPool : public Kernel {
     const T* src = x.data<T>();
     T* dst = y.data<T>();
     int64_t* idx = want_indices ? indices.data<int64_t>() : nullptr;
+    if (!want_indices && n == 3) {
+      pool_by_rows(g, planes, src, dst);
+      Outputs out{Value(y)};
+      return out;
+    }
     for_each_window(g, planes, [&](int64_t p, int64_t o, const Taps* t) {
       const Taps &td = t[n - 3], &th = t[n - 2], &tw = t[n - 1];
       const T* plane = src + p * in_size;
@@ -175,8 +180,7 @@ class MaxPool : public Kernel {
                             w = tw.start + c * tw.step;
               const int64_t at = lead_at + (d * in_h + h) * in_w + w;
               const compute_t<T> v = widen(plane[at]);
-              // The first maximum wins; a NaN, once met, stays (NumPy's max).
-              if (!found || v > best || (is_nan(v) && !is_nan(best))) {
+              if (!found || later_wins(best, v)) {
                 best = v;
                 best_at = column_major_ ? lead_col + ((w * in_h + h) * in_d + d) * col_scale : at;
                 found = true;
@@ -190,6 +194,102 @@ class MaxPool : public Kernel {
     Outputs out{Value(y)};
     if (want_indices) out.push_back(Value(indices));
     return out;
+  }
+
+  // The scan's rule: the window is read in increasing (depth, row, column), the first maximum
+  // wins and a NaN, once met, stays (NumPy's max). Folding contiguous runs of that order and
+  // then folding their results in order gives the same value, sign of zero and NaN included.
+  template <typename V>
+  static bool later_wins(V best, V v) {
+    return v > best || (is_nan(v) && !is_nan(best));
+  }
+
+  // later_wins without short-circuits, so that loops over it compile to selects.
+  template <typename V>
+  static bool later_wins_branchless(V best, V v) {
+    if constexpr (std::is_floating_point_v<V>)
+      return (v > best) | ((v != v) & (best == best));
+    else
+      return v > best;
+  }
+
+  // MaxPool without Indices over at most three spatial dims, in two passes per plane: each
+  // input row's maximum over every output column's taps (a contiguous run of the scan), then
+  // each output's fold of those over its window's rows, in order; a row shared by overlapping
+  // windows is read once, and the second pass runs along contiguous columns.
+  template <typename T>
+  static void pool_by_rows(const WindowGeometry& g, int64_t planes, const T* src, T* dst) {
+    using V = compute_t<T>;
+    const int64_t in_d = g.in[0], in_h = g.in[1], in_w = g.in[2];
+    const int64_t out_d = g.out[0], out_h = g.out[1], out_w = g.out[2];
+    const int64_t in_size = in_d * in_h * in_w, out_size = out_d * out_h * out_w;
+    std::array<std::vector<Taps>, 3> taps;
+    for (int dim = 0; dim < 3; ++dim)
+      for (int64_t o = 0; o < g.out[dim]; ++o) taps[dim].push_back(taps_at(g, dim, o));
+    const int64_t rows = in_d * in_h;
+    int64_t inner_begin = 0, inner_end = 0;  // the columns whose taps are all inside the input
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const Taps& tw = taps[2][ow];
+      if (tw.first_valid != 0 || tw.end_valid != tw.count) continue;
+      if (inner_end == inner_begin) inner_begin = ow;
+      inner_end = ow + 1;
+    }
+    const int64_t work = saturating_mul(rows, saturating_mul(out_w, g.kernel[2])) + out_size;
+    parallel_for(planes, grain_for(work), [&](int64_t first, int64_t last) {
+      std::vector<V> row_max(static_cast<size_t>(rows * out_w)), acc(static_cast<size_t>(out_w));
+      for (int64_t p = first; p < last; ++p) {
+        const T* plane = src + p * in_size;
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* in = plane + r * in_w;
+          V* out = row_max.data() + r * out_w;
+          // Columns whose taps all lie inside the row: tap by tap across the columns, without
+          // branches (each column still reads its taps in increasing order).
+          const int64_t step = g.strides[2], dil = g.dilations[2];
+          const T* at = in - g.pad_begin[2];
+          for (int64_t ow = inner_begin; ow < inner_end; ++ow) out[ow] = widen(at[ow * step]);
+          for (int64_t c = 1; c < g.kernel[2]; ++c)
+            for (int64_t ow = inner_begin; ow < inner_end; ++ow) {
+              const V v = widen(at[ow * step + c * dil]), best = out[ow];
+              out[ow] = later_wins_branchless(best, v) ? v : best;
+            }
+          for (int64_t ow = 0; ow < out_w; ++ow) {
+            if (ow == inner_begin) ow = inner_end;
+            if (ow >= out_w) break;
+            const Taps& tw = taps[2][ow];
+            if (tw.first_valid >= tw.end_valid) continue;  // the output is lowest<T>()
+            V best = widen(in[tw.start + tw.first_valid * tw.step]);
+            for (int64_t c = tw.first_valid + 1; c < tw.end_valid; ++c) {
+              const V v = widen(in[tw.start + c * tw.step]);
+              best = later_wins(best, v) ? v : best;
+            }
+            out[ow] = best;
+          }
+        }
+        T* plane_out = dst + p * out_size;
+        for (int64_t od = 0; od < out_d; ++od)
+          for (int64_t oh = 0; oh < out_h; ++oh) {
+            const Taps &td = taps[0][od], &th = taps[1][oh];
+            T* out = plane_out + (od * out_h + oh) * out_w;
+            bool any = false;
+            for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+              for (int64_t b = th.first_valid; b < th.end_valid; ++b) {
+                const V* m = row_max.data() +
+                             ((td.start + a * td.step) * in_h + th.start + b * th.step) * out_w;
+                if (!any)
+                  std::copy(m, m + out_w, acc.begin());
+                else
+                  for (int64_t ow = 0; ow < out_w; ++ow)
+                    acc[ow] = later_wins_branchless(acc[ow], m[ow]) ? m[ow] : acc[ow];
+                any = true;
+              }
+            for (int64_t ow = 0; ow < out_w; ++ow) {
+              const Taps& tw = taps[2][ow];
+              const bool empty = !any || tw.first_valid >= tw.end_valid;
+              out[ow] = narrow<T>(empty ? lowest<T>() : acc[ow]);
+            }
+          }
+      }
+    });
   }
 
   template <typename V>
