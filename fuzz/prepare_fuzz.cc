@@ -3,11 +3,23 @@
 // so that a fuzzed size or trip count ends in an Error within the run's time limit.
 #include "backend/ref/executor.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "fuzz/fuzz_util.h"
 #include "onnx/model_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static bool ready = (parity::fuzz::use_small_limits(), true);
+  // Tighter than the parsers' limits, since this target runs the model: one input's run must
+  // stay far below libFuzzer's -timeout under the sanitizers and the coverage instrumentation
+  // (some hundred times slower than a release build). Every size check and kernel is still
+  // reached, with less data.
+  static bool ready = [] {
+    parity::fuzz::use_small_limits();
+    parity::ResourceLimits& l = parity::default_limits();
+    l.max_tensor_elements = 1 << 16;
+    l.max_memory_bytes = int64_t{64} << 20;
+    l.max_run_seconds = 1;
+    return true;
+  }();
   (void)ready;
   try {
     auto model = parity::onnx_io::load_model_from_bytes(parity::fuzz::bytes_of(data, size), {},

@@ -15,6 +15,15 @@ namespace {
 // Graph input and output names are single assignments, in bodies as at the top.
 void check_graph_signature(const ::onnx::GraphProto& graph, bool top_level) {
   const std::string which = top_level ? "the graph" : fmt::format("subgraph '{}'", graph.name());
+  // ONNX's checker requires every value_info of a graph's signature to be named; an unnamed
+  // one could be neither fed nor compared.
+  for (const auto* list : {&graph.input(), &graph.output()})
+    for (int i = 0; i < list->size(); ++i)
+      if ((*list)[i].name().empty())
+        fail(
+            "failed to load the model: {} has an unnamed {} (number {}); every graph input and "
+            "output must have a name",
+            which, list == &graph.input() ? "input" : "output", i + 1);
   std::set<std::string> seen;
   for (const auto& in : graph.input())
     if (!seen.insert(in.name()).second)

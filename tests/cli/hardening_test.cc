@@ -157,6 +157,11 @@ TEST(CliHardening, ModelHeadersOnnxsCheckerRefusesAreErrors) {
       {"m.graph.input.append(x)", "the graph lists input 'x' twice"},
       {"m.graph.output.append(y)", "the graph lists output 'y' twice"},
       {"del m.graph.output[:]", "has no outputs; a model must declare at least one output"},
+      {"m.graph.input.append(oh.make_tensor_value_info('', TP.FLOAT, [1]))",
+       "the graph has an unnamed input (number 2); every graph input and output must have a "
+       "name"},
+      {"m.graph.output.append(oh.make_tensor_value_info('', TP.FLOAT, [1]))",
+       "the graph has an unnamed output (number 2)"},
   };
   int i = 0;
   for (const auto& [edit, words] : cases) {
@@ -165,6 +170,16 @@ TEST(CliHardening, ModelHeadersOnnxsCheckerRefusesAreErrors) {
     EXPECT_EQ(r.exit_code, 1) << edit << "\n" << r.output;
     EXPECT_TRUE(has(r, words)) << edit << "\n" << r.output;
   }
+}
+
+// fuzz_prepare's first crash: a graph input with an empty name was given the slot -1 and
+// written before the executor's first value (SIGSEGV in the release build).
+TEST(CliHardening, TheFuzzedModelWithAnUnnamedGraphInputIsRefused) {
+  CommandResult r =
+      run_parity({"run", source_path("fuzz/regressions/fuzz_prepare/unnamed-graph-input-lstm"),
+                  "--pluginref"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r, "the graph has an unnamed input (number 4)")) << r.output;
 }
 
 TEST(CliHardening, AnOpsetNewerThanAnyReleaseIsAWarning) {

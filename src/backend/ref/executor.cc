@@ -327,6 +327,7 @@ void Executor::fold(ExecutionPlan& plan, PreparedStep& step) {
 }
 
 void Executor::store(Frame& frame, int slot, Value value) {
+  if (slot < 0) return;  // an unnamed value (the loader refuses unnamed graph inputs)
   release(frame, slot);
   if (value.is_none()) return;
   live_values_ += 1;
