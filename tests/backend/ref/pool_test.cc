@@ -119,6 +119,39 @@ save('mi', pool(xi.astype(np.float64), [3, 2], [2, 1], [1, 0, 0, 1], [1, 1], Fal
   EXPECT_TRUE(tensors_identical(out.at("mi"), np.at("mi")));
 }
 
+// AveragePool's sums in the reference's order: each window from 0, its taps in increasing
+// (depth, row, column). Double inputs spread over 16 decades make the sums inexact, so any
+// other order shows in the result's bits. pool.cc sums the inner columns of a row tap by tap
+// across the row (sums_by_rows); it must keep each window's order.
+TEST(PoolKernels, AveragePoolSumsEachWindowInTheScansOrder) {
+  auto np = numpy_arrays(std::string(kNumpyWindows) + R"(
+def ordered_mean(v, n, m, by_padded=False):
+    s = np.zeros(v.shape[:-1])
+    for i in range(v.shape[-1]): s = s + v[..., i]
+    return s / (m if by_padded else n)
+spread = lambda shape: rng.randn(*shape) * 10.0 ** rng.randint(-8, 8, size=shape)
+X2 = spread((2, 3, 15, 19)); save('x2', X2)
+X3 = spread((1, 2, 6, 7, 9)); save('x3', X3)
+save('a2', pool(X2, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], True, ordered_mean))
+save('p2', pool(X2, [3, 4], [2, 3], [1, 2, 2, 1], [2, 1], True,
+                lambda v, n, m: ordered_mean(v, n, m, True)))
+save('a3', pool(X3, [2, 3, 3], [1, 2, 2], [1, 1, 0, 0, 1, 1], [2, 1, 2], False, ordered_mean))
+)");
+  TensorMap out = run_text_model(R"(
+    <ir_version: 9, opset_import: ["" : 19]>
+    g (double[2,3,15,19] x2, double[1,2,6,7,9] x3) => (double a2, double p2, double a3) {
+      a2 = AveragePool<kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1],
+                       ceil_mode = 1>(x2)
+      p2 = AveragePool<kernel_shape = [3, 4], strides = [2, 3], pads = [1, 2, 2, 1],
+                       dilations = [2, 1], ceil_mode = 1, count_include_pad = 1>(x2)
+      a3 = AveragePool<kernel_shape = [2, 3, 3], strides = [1, 2, 2], pads = [1, 1, 0, 0, 1, 1],
+                       dilations = [2, 1, 2]>(x3)
+    }
+  )",
+                                 feed_of(np, {"x2", "x3"}));
+  for (const char* n : {"a2", "p2", "a3"}) EXPECT_TRUE(tensors_identical(out.at(n), np.at(n))) << n;
+}
+
 TEST(PoolKernels, LpPoolAndGlobalLpPoolTakeThePNormOfEachWindow) {
   auto np = numpy_arrays(std::string(kNumpyWindows) + R"(
 x = rng.randn(2, 2, 9, 10).astype(np.float32); save('x', x)
