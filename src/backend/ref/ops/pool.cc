@@ -121,6 +121,25 @@ void for_each_lead_tap(const WindowGeometry& g, const Taps* t, F&& f) {
   }
 }
 
+// What the pools that work a row at a time need of a geometry of three spatial dims: the taps
+// of every output coordinate, and the output columns whose taps all lie inside the input
+// (one contiguous run [inner_begin, inner_end), maybe empty).
+struct RowTaps {
+  std::array<std::vector<Taps>, 3> taps;
+  int64_t inner_begin = 0, inner_end = 0;
+
+  explicit RowTaps(const WindowGeometry& g) {
+    for (int dim = 0; dim < 3; ++dim)
+      for (int64_t o = 0; o < g.out[dim]; ++o) taps[dim].push_back(taps_at(g, dim, o));
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      const Taps& tw = taps[2][ow];
+      if (tw.first_valid != 0 || tw.end_valid != tw.count) continue;
+      if (inner_end == inner_begin) inner_begin = ow;
+      inner_end = ow + 1;
+    }
+  }
+};
+
 Shape pooled_shape(const Tensor& x, const std::vector<int64_t>& out_spatial) {
   Shape s = {x.shape()[0], x.shape()[1]};
   s.insert(s.end(), out_spatial.begin(), out_spatial.end());
@@ -223,17 +242,10 @@ class MaxPool : public Kernel {
     const int64_t in_d = g.in[0], in_h = g.in[1], in_w = g.in[2];
     const int64_t out_d = g.out[0], out_h = g.out[1], out_w = g.out[2];
     const int64_t in_size = in_d * in_h * in_w, out_size = out_d * out_h * out_w;
-    std::array<std::vector<Taps>, 3> taps;
-    for (int dim = 0; dim < 3; ++dim)
-      for (int64_t o = 0; o < g.out[dim]; ++o) taps[dim].push_back(taps_at(g, dim, o));
+    const RowTaps row_taps(g);
+    const auto& taps = row_taps.taps;
+    const int64_t inner_begin = row_taps.inner_begin, inner_end = row_taps.inner_end;
     const int64_t rows = in_d * in_h;
-    int64_t inner_begin = 0, inner_end = 0;  // the columns whose taps are all inside the input
-    for (int64_t ow = 0; ow < out_w; ++ow) {
-      const Taps& tw = taps[2][ow];
-      if (tw.first_valid != 0 || tw.end_valid != tw.count) continue;
-      if (inner_end == inner_begin) inner_begin = ow;
-      inner_end = ow + 1;
-    }
     const int64_t work = saturating_mul(rows, saturating_mul(out_w, g.kernel[2])) + out_size;
     parallel_for(planes, grain_for(work), [&](int64_t first, int64_t last) {
       std::vector<V> row_max(static_cast<size_t>(rows * out_w)), acc(static_cast<size_t>(out_w));
@@ -325,16 +337,9 @@ void sums_by_rows(const WindowGeometry& g, int64_t planes, const T* src, T* dst,
   const int64_t in_h = g.in[1], in_w = g.in[2];
   const int64_t out_d = g.out[0], out_h = g.out[1], out_w = g.out[2];
   const int64_t in_size = g.in[0] * in_h * in_w, out_size = out_d * out_h * out_w;
-  std::array<std::vector<Taps>, 3> taps;
-  for (int dim = 0; dim < 3; ++dim)
-    for (int64_t o = 0; o < g.out[dim]; ++o) taps[dim].push_back(taps_at(g, dim, o));
-  int64_t inner_begin = 0, inner_end = 0;  // the columns whose taps are all inside the input
-  for (int64_t ow = 0; ow < out_w; ++ow) {
-    const Taps& tw = taps[2][ow];
-    if (tw.first_valid != 0 || tw.end_valid != tw.count) continue;
-    if (inner_end == inner_begin) inner_begin = ow;
-    inner_end = ow + 1;
-  }
+  const RowTaps row_taps(g);
+  const auto& taps = row_taps.taps;
+  const int64_t inner_begin = row_taps.inner_begin, inner_end = row_taps.inner_end;
   const int64_t step = g.strides[2], dil = g.dilations[2], pad = g.pad_begin[2];
   int64_t window = 1;
   for (int d = 0; d < 3; ++d) window = saturating_mul(window, std::min(g.in[d], g.kernel[d]));
