@@ -268,5 +268,32 @@ TEST(Limits, ASingleLongNodeStopsSoonAfterTheWallTimeLimit) {
   EXPECT_LT(seconds, 5.0);
 }
 
+// fuzz_prepare's out-of-memory: RoiAlign with sampling_ratio 33554430 listed 10^15 sampling
+// points of one bin before reading any. The list is now checked against the memory limit, and
+// an adaptive grid (sampling_ratio 0) from a non-finite or huge ROI is refused, not cast.
+TEST(Limits, RoiAlignWithAHugeSamplingGridIsRefusedBeforeListingIt) {
+  auto model = [](const std::string& ratio) {
+    return "<ir_version: 8, opset_import: [\"\" : 16]>\n"
+           "g (float[1,1,10,10] x, float[1,4] rois, int64[1] idx) => (float y) {\n"
+           "  y = RoiAlign<output_height = 5, output_width = 5, sampling_ratio = " +
+           ratio + ">(x, rois, idx)\n}";
+  };
+  TensorMap feed;
+  feed.set("x", Tensor(DataType::kFloat32, {1, 1, 10, 10}));
+  Tensor rois(DataType::kFloat32, {1, 4});
+  feed.set("idx", Tensor(DataType::kInt64, {1}));
+  feed.set("rois", rois);
+  std::string m = run_error(model("33554430"), feed);
+  EXPECT_TRUE(has(m, "failed to run node 'RoiAlign_0' (RoiAlign): ")) << m;
+  EXPECT_TRUE(has(m, "the sampling points of one bin")) << m;
+
+  float* r = rois.data<float>();
+  r[0] = r[1] = 0;
+  r[2] = r[3] = 1e30f;
+  m = run_error(model("0"), feed);
+  EXPECT_TRUE(has(m, "ROI 0 has bins of height 2.0000000300949324e+29; with sampling_ratio 0"))
+      << m;
+}
+
 }  // namespace
 }  // namespace parity::testing

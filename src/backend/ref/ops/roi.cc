@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "backend/ref/ops/kernel_util.h"
+#include "core/checked_math.h"
+#include "core/limits.h"
 
 namespace parity::ref {
 namespace {
@@ -95,11 +97,13 @@ class RoiAlign : public Kernel {
           roi_h = std::max(roi_h, 1.0);
         }
         const double bin_h = roi_h / double(out_h_), bin_w = roi_w / double(out_w_);
-        const int64_t grid_h =
-            sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(bin_h));
-        const int64_t grid_w =
-            sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(bin_w));
-        const double count = double(std::max<int64_t>(grid_h * grid_w, 1));
+        const int64_t grid_h = grid_side(bin_h, r, "height"), grid_w = grid_side(bin_w, r, "width");
+        // One bin's points are held at once: a huge sampling_ratio or ROI is refused by the
+        // memory limit instead of growing the list until the machine runs out.
+        const int64_t points = std::max<int64_t>(
+            checked_mul(grid_h, grid_w, "the number of sampling points of one RoiAlign bin"), 0);
+        check_scratch_allocation(points, sizeof(Sample), "the sampling points of one bin");
+        const double count = double(std::max<int64_t>(points, 1));
         for (int64_t ph = 0; ph < out_h_; ++ph)
           for (int64_t pw = 0; pw < out_w_; ++pw) {
             samples.clear();
@@ -131,6 +135,19 @@ class RoiAlign : public Kernel {
       }
     });
     return y;
+  }
+
+  // Sampling points per side of a bin of ROI r: sampling_ratio, or else ceil(bin size) (the
+  // adaptive grid), which a non-finite or astronomically large ROI cannot give.
+  int64_t grid_side(double bin, int64_t r, const char* side) const {
+    if (sampling_ratio_ > 0) return sampling_ratio_;
+    const double n = std::ceil(bin);
+    if (!(std::abs(n) < 1e15))
+      fail(
+          "ROI {} has bins of {} {}; with sampling_ratio 0 the points per side are the bin's "
+          "size rounded up, so it must be finite and below 10^15 (set sampling_ratio)",
+          r, side, bin);
+    return static_cast<int64_t>(n);
   }
 
   static Sample bilinear(double y, double x, int64_t height, int64_t width) {
