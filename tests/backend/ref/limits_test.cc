@@ -295,5 +295,20 @@ TEST(Limits, RoiAlignWithAHugeSamplingGridIsRefusedBeforeListingIt) {
       << m;
 }
 
+// fuzz_prepare: Softmax over an axis followed by an empty dim divided by zero while tiling.
+TEST(Limits, SoftmaxAndLogSoftmaxOfEmptyTensorsAreEmpty) {
+  TensorMap feed = feed1("x", Tensor(DataType::kFloat32, {2, 3, 0}));
+  TensorMap out = run_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,3,0] x) => (float y, float z) {
+      y = Softmax<axis = 1>(x)
+      z = LogSoftmax<axis = 0>(x)
+    }
+  )",
+                                 feed);
+  EXPECT_EQ(out.at("y").shape(), (Shape{2, 3, 0}));
+  EXPECT_EQ(out.at("z").shape(), (Shape{2, 3, 0}));
+}
+
 }  // namespace
 }  // namespace parity::testing

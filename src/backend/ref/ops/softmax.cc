@@ -54,6 +54,7 @@ class Softmax : public Kernel {
   template <typename T>
   static Tensor normalize(const Tensor& x, int64_t outer, int64_t n, int64_t inner) {
     Tensor y = uninitialized_tensor(x.dtype(), x.shape());
+    if (y.numel() == 0) return y;  // no columns to tile (inner may be 0)
     const T* src = x.data<T>();
     T* dst = y.data<T>();
     // Each column (an outer block's values along the axis at one inner index) is normalised
