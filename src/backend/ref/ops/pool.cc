@@ -138,6 +138,14 @@ struct RowTaps {
       inner_end = ow + 1;
     }
   }
+
+  // Calls f(ow) for every output column outside [inner_begin, inner_end).
+  template <typename F>
+  void for_each_edge_column(F&& f) const {
+    const int64_t out_w = static_cast<int64_t>(taps[2].size());
+    for (int64_t ow = 0; ow < inner_begin; ++ow) f(ow);
+    for (int64_t ow = inner_end; ow < out_w; ++ow) f(ow);
+  }
 };
 
 Shape pooled_shape(const Tensor& x, const std::vector<int64_t>& out_spatial) {
@@ -245,7 +253,7 @@ class MaxPool : public Kernel {
     const RowTaps row_taps(g);
     const auto& taps = row_taps.taps;
     const int64_t inner_begin = row_taps.inner_begin, inner_end = row_taps.inner_end;
-    const int64_t rows = in_d * in_h;
+    const int64_t rows = in_d * in_h, step = g.strides[2], dil = g.dilations[2];
     const int64_t work = saturating_mul(rows, saturating_mul(out_w, g.kernel[2])) + out_size;
     parallel_for(planes, grain_for(work), [&](int64_t first, int64_t last) {
       std::vector<V> row_max(static_cast<size_t>(rows * out_w)), acc(static_cast<size_t>(out_w));
@@ -256,7 +264,6 @@ class MaxPool : public Kernel {
           V* out = row_max.data() + r * out_w;
           // Columns whose taps all lie inside the row: tap by tap across the columns, without
           // branches (each column still reads its taps in increasing order).
-          const int64_t step = g.strides[2], dil = g.dilations[2];
           const T* at = in - g.pad_begin[2];
           for (int64_t ow = inner_begin; ow < inner_end; ++ow) out[ow] = widen(at[ow * step]);
           for (int64_t c = 1; c < g.kernel[2]; ++c)
@@ -264,18 +271,16 @@ class MaxPool : public Kernel {
               const V v = widen(at[ow * step + c * dil]), best = out[ow];
               out[ow] = later_wins_branchless(best, v) ? v : best;
             }
-          for (int64_t ow = 0; ow < out_w; ++ow) {
-            if (ow == inner_begin) ow = inner_end;
-            if (ow >= out_w) break;
+          row_taps.for_each_edge_column([&](int64_t ow) {
             const Taps& tw = taps[2][ow];
-            if (tw.first_valid >= tw.end_valid) continue;  // the output is lowest<T>()
+            if (tw.first_valid >= tw.end_valid) return;  // the output is lowest<T>()
             V best = widen(in[tw.start + tw.first_valid * tw.step]);
             for (int64_t c = tw.first_valid + 1; c < tw.end_valid; ++c) {
               const V v = widen(in[tw.start + c * tw.step]);
               best = later_wins(best, v) ? v : best;
             }
             out[ow] = best;
-          }
+          });
         }
         T* plane_out = dst + p * out_size;
         for (int64_t od = 0; od < out_d; ++od)
@@ -361,13 +366,11 @@ void sums_by_rows(const WindowGeometry& g, int64_t planes, const T* src, T* dst,
                            for (int64_t c = 0; c < g.kernel[2]; ++c)
                              for (int64_t ow = inner_begin; ow < inner_end; ++ow)
                                acc[ow] += term(to_double(row[ow * step + c * dil]));
-                           for (int64_t ow = 0; ow < out_w; ++ow) {
-                             if (ow == inner_begin) ow = inner_end;
-                             if (ow >= out_w) break;
+                           row_taps.for_each_edge_column([&](int64_t ow) {
                              const Taps& tw = taps[2][ow];
                              for (int64_t c = tw.first_valid; c < tw.end_valid; ++c)
                                acc[ow] += term(to_double(row[pad + tw.start + c * tw.step]));
-                           }
+                           });
                          }
                        T* out = plane_out + (od * out_h + oh) * out_w;
                        for (int64_t ow = 0; ow < out_w; ++ow) {
