@@ -285,7 +285,10 @@ TEST(Limits, RoiAlignWithAHugeSamplingGridIsRefusedBeforeListingIt) {
   feed.set("rois", rois);
   std::string m = run_error(model("33554430"), feed);
   EXPECT_TRUE(has(m, "failed to run node 'RoiAlign_0' (RoiAlign): ")) << m;
-  EXPECT_TRUE(has(m, "the sampling points of one bin")) << m;
+  EXPECT_TRUE(has(m,
+                  "the 33554430 x 33554430 sampling points of one bin of ROI 0 (set by "
+                  "sampling_ratio; lower it)"))
+      << m;
 
   float* r = rois.data<float>();
   r[0] = r[1] = 0;
@@ -293,6 +296,34 @@ TEST(Limits, RoiAlignWithAHugeSamplingGridIsRefusedBeforeListingIt) {
   m = run_error(model("0"), feed);
   EXPECT_TRUE(has(m, "ROI 0 has bins of height 2.0000000300949324e+29; with sampling_ratio 0"))
       << m;
+}
+
+// fuzz_prepare's timeout: RoiAlign's work was cut one ROI per chunk, so one ROI with many
+// samples per bin ran far past the time limit, which is checked between chunks. It is now
+// cut by (ROI, output row).
+TEST(Limits, OneLongRoiAlignRegionStopsSoonAfterTheWallTimeLimit) {
+  ExecutorOptions options;
+  options.limits.max_run_seconds = 0.2;
+  TensorMap feed;
+  feed.set("x", Tensor(DataType::kFloat32, {1, 256, 64, 64}));
+  Tensor rois(DataType::kFloat32, {1, 4});
+  float* r = rois.data<float>();
+  r[0] = r[1] = 0;
+  r[2] = r[3] = 63;
+  feed.set("rois", rois);
+  feed.set("idx", Tensor(DataType::kInt64, {1}));
+  const auto start = std::chrono::steady_clock::now();
+  std::string m = run_error(R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[1,256,64,64] x, float[1,4] rois, int64[1] idx) => (float y) {
+      y = RoiAlign<output_height = 64, output_width = 64, sampling_ratio = 64>(x, rois, idx)
+    }
+  )",
+                            feed, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(has(m, "failed to run node 'RoiAlign_0' (RoiAlign): stopped after ")) << m;
+  EXPECT_LT(seconds, 5.0);
 }
 
 // fuzz_prepare: Softmax over an axis followed by an empty dim divided by zero while tiling.

@@ -86,9 +86,12 @@ class RoiAlign : public Kernel {
     const T* src = x.data<T>();
     T* dst = y.data<T>();
     const double offset = half_pixel_ ? 0.5 : 0.0, scale = spatial_scale_;
-    parallel_for(num, 1, [&](int64_t b, int64_t e) {
+    // One chunk is one output row of one ROI, not one ROI: a run's time limit is checked
+    // between chunks, and one ROI of a wide input can take seconds.
+    parallel_for(checked_mul(num, out_h_, "RoiAlign's output rows"), 1, [&](int64_t b, int64_t e) {
       std::vector<Sample> samples;
-      for (int64_t r = b; r < e; ++r) {
+      for (int64_t item = b; item < e; ++item) {
+        const int64_t r = item / out_h_, ph = item % out_h_;
         const double* roi = rois.data() + r * 4;
         const double x0 = roi[0] * scale - offset, y0 = roi[1] * scale - offset;
         double roi_w = roi[2] * scale - offset - x0, roi_h = roi[3] * scale - offset - y0;
@@ -102,39 +105,48 @@ class RoiAlign : public Kernel {
         // memory limit instead of growing the list until the machine runs out.
         const int64_t points = std::max<int64_t>(
             checked_mul(grid_h, grid_w, "the number of sampling points of one RoiAlign bin"), 0);
-        check_scratch_allocation(points, sizeof(Sample), "the sampling points of one bin");
+        check_scratch_allocation(
+            points, sizeof(Sample),
+            fmt::format("the {} x {} sampling points of one bin of ROI {} ({})", grid_h, grid_w, r,
+                        sampling_ratio_ > 0 ? "set by sampling_ratio; lower it"
+                                            : "from the ROI's size; set sampling_ratio"));
         const double count = double(std::max<int64_t>(points, 1));
-        for (int64_t ph = 0; ph < out_h_; ++ph)
-          for (int64_t pw = 0; pw < out_w_; ++pw) {
-            samples.clear();
-            for (int64_t iy = 0; iy < grid_h; ++iy)
-              for (int64_t ix = 0; ix < grid_w; ++ix) {
-                const double yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / double(grid_h);
-                const double xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / double(grid_w);
-                samples.push_back(bilinear(yy, xx, height, width));
-              }
-            for (int64_t c = 0; c < channels; ++c) {
-              const T* plane = src + (batch[r] * channels + c) * height * width;
-              double acc = 0;
-              bool first = true;
-              for (const Sample& s : samples) {
-                if (!max_) {
-                  for (int k = 0; k < 4; ++k) acc += s.weight[k] * to_double(plane[s.offset[k]]);
-                  continue;
-                }
-                double v = s.weight[0] * to_double(plane[s.offset[0]]);
-                for (int k = 1; k < 4; ++k)
-                  v = std::max(v, s.weight[k] * to_double(plane[s.offset[k]]));
-                acc = first ? v : std::max(acc, v);
-                first = false;
-              }
-              dst[((r * channels + c) * out_h_ + ph) * out_w_ + pw] =
-                  narrow<T>(max_ ? acc : acc / count);
+        for (int64_t pw = 0; pw < out_w_; ++pw) {
+          samples.clear();
+          for (int64_t iy = 0; iy < grid_h; ++iy)
+            for (int64_t ix = 0; ix < grid_w; ++ix) {
+              const double yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / double(grid_h);
+              const double xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / double(grid_w);
+              samples.push_back(bilinear(yy, xx, height, width));
             }
+          for (int64_t c = 0; c < channels; ++c) {
+            const T* plane = src + (batch[r] * channels + c) * height * width;
+            dst[((r * channels + c) * out_h_ + ph) * out_w_ + pw] =
+                narrow<T>(bin_value(plane, samples, count));
           }
+        }
       }
     });
     return y;
+  }
+
+  // One bin of one channel: the average of its samples' interpolations, or the largest
+  // weighted corner value of any sample.
+  template <typename T>
+  double bin_value(const T* plane, const std::vector<Sample>& samples, double count) const {
+    double acc = 0;
+    bool first = true;
+    for (const Sample& s : samples) {
+      if (!max_) {
+        for (int k = 0; k < 4; ++k) acc += s.weight[k] * to_double(plane[s.offset[k]]);
+        continue;
+      }
+      double v = s.weight[0] * to_double(plane[s.offset[0]]);
+      for (int k = 1; k < 4; ++k) v = std::max(v, s.weight[k] * to_double(plane[s.offset[k]]));
+      acc = first ? v : std::max(acc, v);
+      first = false;
+    }
+    return max_ ? acc : acc / count;
   }
 
   // Sampling points per side of a bin of ROI r: sampling_ratio, or else ceil(bin size) (the
