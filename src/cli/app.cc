@@ -111,6 +111,25 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e,
             : fmt::format("argument subcommand: invalid choice: '{}' (choose from {}){}", given,
                           fmt::join(quoted, ", "),
                           given.empty() ? "" : did_you_mean_text(given, choices));
+  } else if (dynamic_cast<const CLI::ValidationError*>(&e)) {
+    // CLI11 puts "<flag>: " before a check's message; check_range's already names the flag.
+    if (const size_t at_rule = message.find(": failed to parse "); at_rule != std::string::npos)
+      message = message.substr(at_rule + 2);
+  } else if (dynamic_cast<const CLI::ConversionError*>(&e)) {
+    // "Could not convert: --seed = abc", from a typed option without a range check.
+    const std::string prefix = "Could not convert: ";
+    if (const size_t eq = message.find(" = ");
+        message.rfind(prefix, 0) == 0 && eq != std::string::npos) {
+      const std::string flag = message.substr(prefix.size(), eq - prefix.size());
+      const CLI::Option* opt = at->get_option_no_throw(flag);
+      const std::string type = opt ? opt->get_type_name() : "";
+      message = fmt::format("failed to parse {} with value '{}': it must be {}", flag,
+                            message.substr(eq + 3),
+                            type == "INT"     ? "an integer"
+                            : type == "UINT"  ? "a non-negative integer"
+                            : type == "FLOAT" ? "a number"
+                                              : "a value of type " + type);
+    }
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
     std::vector<std::string> unknown;
     std::vector<std::pair<std::string, std::string>> hints;  // (given, nearest)

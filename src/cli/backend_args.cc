@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/logger.h"
+
 namespace parity::cli {
 
 std::vector<ConfiguredBackend> BackendArgs::configure() const {
@@ -17,6 +19,18 @@ std::vector<ConfiguredBackend> BackendArgs::configure() const {
                .first;
     }
     out.push_back(ConfiguredBackend{b, it->second});
+  }
+  // Options of a backend no runner uses are still parsed, so a malformed value fails, and
+  // named in a warning, since they change nothing.
+  for (const auto& [name, given] : values) {
+    const Backend* b = BackendRegistry::global().find(name);
+    if (!b || configs.count(b)) continue;
+    b->configure(given);
+    std::vector<std::string> flags;
+    for (const auto& [option, _] : given.all()) flags.push_back("--" + option);
+    logger().warning("{} {} no effect: no runner of the {} backend was selected (add {})",
+                     fmt::join(flags, ", "), flags.size() == 1 ? "has" : "have", name,
+                     b->flag_list().front());
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cli/option_checks.h"
 #include "cli/parse_util.h"
 #include "cli/value_checks.h"
 #include "core/error.h"
@@ -151,17 +152,19 @@ size_t default_mark_budget() {
 
 void add_comparator_args(CLI::App& app, ComparatorArgs& args) {
   const char* run = "Comparator Inference";
-  app.add_option("--warm-up", args.warm_up, "Number of warm-up runs before timing inference")
-      ->check(CLI::Range(0, 1 << 30))
+  check_range(
+      app.add_option("--warm-up", args.warm_up, "Number of warm-up runs before timing inference"),
+      int64_t{0}, int64_t{1} << 30)
       ->group(run);
   app.add_flag("--use-subprocess", args.use_subprocess,
                "Run runners in isolated subprocesses: a runner whose backend crashes fails "
                "with its own error and the others still compare. Cannot be used with a debugger")
       ->group(run);
-  app.add_option("--subprocess-timeout", args.subprocess_timeout,
-                 "With --use-subprocess: seconds to wait for a runner's answer (its activation, "
-                 "one inference) before its process is killed and the runner fails")
-      ->check(CLI::PositiveNumber)
+  check_range(app.add_option(
+                  "--subprocess-timeout", args.subprocess_timeout,
+                  "With --use-subprocess: seconds to wait for a runner's answer (its activation, "
+                  "one inference) before its process is killed and the runner fails"),
+              0.001, 1e9)
       ->group(run);
   app.add_option("--save-inputs,--save-input-data", args.save_inputs,
                  "Save the inference inputs (JSON, Polygraphy's format)")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cli/option_checks.h"
 #include "cli/parse_util.h"
 #include "core/logger.h"
 #include "io/feed_files.h"
@@ -49,11 +50,14 @@ void warn_ignored_generation_args(const CLI::App& app, bool custom_loader) {
 
 void add_data_loader_args(CLI::App& app, DataLoaderArgs& args) {
   const char* group = "Data Loader";
-  app.add_option("--seed", args.seed, "Seed for random inputs; iteration i uses seed + i")
+  check_range(
+      app.add_option("--seed", args.seed, "Seed for random inputs; iteration i uses seed + i"),
+      int64_t{0}, int64_t{UINT32_MAX})
       ->default_str("1")
       ->group(group);
-  app.add_option("--iterations,--iters", args.iterations, "Number of inference iterations")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+  check_range(
+      app.add_option("--iterations,--iters", args.iterations, "Number of inference iterations"),
+      int64_t{1}, int64_t{1} << 40)
       ->default_str("1")
       ->group(group);
   app.add_option("--val-range", args.val_range,

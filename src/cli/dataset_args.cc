@@ -1,5 +1,7 @@
 #include "cli/dataset_args.h"
 
+#include "cli/option_checks.h"
+
 namespace parity::cli {
 
 Shard DatasetArgs::parsed_shard() const {
@@ -25,18 +27,18 @@ void add_dataset_args(CLI::App& app, DatasetArgs& args) {
                              "(tcp://host:8786). Implies --dataset")
                   ->expected(0, 1)
                   ->group(group);
-  app.add_option("--dask-workers", args.dask_workers,
-                 "Worker processes of the local Dask cluster (without an ADDRESS)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1024}))
+  check_range(app.add_option("--dask-workers", args.dask_workers,
+                             "Worker processes of the local Dask cluster (without an ADDRESS)"),
+              int64_t{1}, int64_t{1024})
       ->default_str("2")
       ->group(group);
-  app.add_option("--dask-batch", args.dask_batch, "Feeds per Dask task")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+  check_range(app.add_option("--dask-batch", args.dask_batch, "Feeds per Dask task"), int64_t{1},
+              int64_t{1} << 20)
       ->default_str("8")
       ->group(group);
-  app.add_option("--worst", args.worst,
-                 "How many of the worst inputs the dataset summary names per output")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+  check_range(app.add_option("--worst", args.worst,
+                             "How many of the worst inputs the dataset summary names per output"),
+              int64_t{0}, int64_t{1} << 20)
       ->default_str("5")
       ->group(group);
 }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/option_checks.h"
 #include "comparator/output_stats.h"
 #include "core/logger.h"
 #include "core/numeric.h"
@@ -46,15 +47,17 @@ CLI::App* setup_inspect_data(CLI::App& inspect, InspectDataArgs& args) {
   sub->add_flag("-a,--all", args.all, "Show every iteration instead of just the first");
   sub->add_flag("-s,--show-values", args.show_values, "Show the values of the tensors");
   sub->add_flag("--histogram", args.histogram, "Show a histogram of the values");
-  sub->add_option("-n,--num-items", args.num_items,
+  check_range(sub->add_option(
+                  "-n,--num-items", args.num_items,
                   "The number of values to show at the beginning and end of each dimension when "
                   "printing arrays. Use a value of -1 to show all elements in the array. Defaults "
-                  "to 3.")
-      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
-  sub->add_option("--line-width", args.line_width,
-                  "The number of characters per line when displaying arrays. Use a value of -1 "
-                  "to insert line breaks only at dimension end points. Defaults to 75.")
-      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
+                  "to 3."),
+              int64_t{-1}, int64_t{1} << 40);
+  check_range(
+      sub->add_option("--line-width", args.line_width,
+                      "The number of characters per line when displaying arrays. Use a value of -1 "
+                      "to insert line breaks only at dimension end points. Defaults to 75."),
+      int64_t{-1}, int64_t{1} << 40);
   return sub;
 }
 

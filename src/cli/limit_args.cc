@@ -1,5 +1,6 @@
 #include "cli/limit_args.h"
 
+#include "cli/option_checks.h"
 #include "cli/parse_util.h"
 #include "core/error.h"
 #include "core/limits.h"
@@ -9,12 +10,13 @@ namespace parity::cli {
 void add_limit_args(CLI::App& app) {
   constexpr const char* kGroup = "Reference Runner Limits";
   ResourceLimits& limits = default_limits();
-  app.add_option_function<int64_t>(
-         "--limit-tensor-elements", [&limits](int64_t n) { limits.max_tensor_elements = n; },
-         fmt::format("Most elements one tensor may hold (reference backend, generated and loaded "
-                     "data). Defaults to {}",
-                     ResourceLimits::kDefaultMaxTensorElements))
-      ->check(CLI::Range(int64_t{1}, INT64_MAX))
+  check_range(
+      app.add_option_function<int64_t>(
+          "--limit-tensor-elements", [&limits](int64_t n) { limits.max_tensor_elements = n; },
+          fmt::format("Most elements one tensor may hold (reference backend, generated and loaded "
+                      "data). Defaults to {}",
+                      ResourceLimits::kDefaultMaxTensorElements)),
+      int64_t{1}, INT64_MAX)
       ->group(kGroup);
   app.add_option_function<std::string>(
          "--limit-memory",
@@ -31,17 +33,18 @@ void add_limit_args(CLI::App& app) {
          "Most bytes the reference backend may hold in tensors at once, e.g. 8G. Defaults to "
          "three quarters of physical memory")
       ->group(kGroup);
-  app.add_option_function<int64_t>(
-         "--limit-loop-iterations", [&limits](int64_t n) { limits.max_loop_iterations = n; },
-         fmt::format("Most iterations of one Loop node on the reference backend. Defaults to {}",
-                     ResourceLimits::kDefaultMaxLoopIterations))
-      ->check(CLI::Range(int64_t{1}, INT64_MAX))
+  check_range(
+      app.add_option_function<int64_t>(
+          "--limit-loop-iterations", [&limits](int64_t n) { limits.max_loop_iterations = n; },
+          fmt::format("Most iterations of one Loop node on the reference backend. Defaults to {}",
+                      ResourceLimits::kDefaultMaxLoopIterations)),
+      int64_t{1}, INT64_MAX)
       ->group(kGroup);
-  app.add_option_function<double>(
-         "--limit-run-seconds", [&limits](double s) { limits.max_run_seconds = s; },
-         "Most wall-clock seconds one inference on the reference backend may take; 0 (the "
-         "default) means no limit")
-      ->check(CLI::Range(0.0, 1e9))
+  check_range(app.add_option_function<double>(
+                  "--limit-run-seconds", [&limits](double s) { limits.max_run_seconds = s; },
+                  "Most wall-clock seconds one inference on the reference backend may take; 0 (the "
+                  "default) means no limit"),
+              0.0, 1e9)
       ->group(kGroup);
 }
 

@@ -145,6 +145,40 @@ for name, q in (('e4m3fn', x / s), ('e5m2', x100 / s)):  # quotients in float32,
     EXPECT_TRUE(tensors_close(out.at(n), np.at(n), 0, 0)) << n;
 }
 
+// fuzz_prepare: a NaN in x, or an infinity (inf / inf), was cast to uint8 (undefined; UBSan
+// stopped the fuzzer). As in QuantizeLinear, NaN quantizes to 0; the range ignores NaN.
+TEST(QuantizeOps, DynamicQuantizationOfNaNAndInfinitiesIsZero) {
+  auto np = numpy_arrays(R"(
+def dql(x):
+    lo, hi = min(0, np.nanmin(x)), max(0, np.nanmax(x))
+    with np.errstate(all='ignore'):
+        scale = np.float32((hi - lo) / np.float32(255))
+        zp = np.rint(np.clip(np.float32(0) - lo / scale, 0, 255)) if scale != 0 else np.float32(0)
+        zp = np.float32(0) if np.isnan(zp) else zp
+        q = np.rint(x / scale) + zp
+    return np.where(np.isnan(q), 0, np.clip(q, 0, 255)).astype(np.uint8), scale, np.uint8(zp)
+for name, x in (('a', [1, np.nan, -2, 3]), ('b', [np.inf, 1, -1, 0]), ('c', [-np.inf, np.inf, 2, np.nan])):
+    x = np.array(x, np.float32)
+    q, scale, zp = dql(x)
+    save(name, x); save(name + 'q', q); save(name + 's', np.array(scale)); save(name + 'z', np.array(zp))
+)");
+  for (const char* name : {"a", "b", "c"}) {
+    const std::string n = name;
+    TensorMap out = run_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 13]>
+      g (float[4] x) => (uint8[4] q, float s, uint8 z) { q, s, z = DynamicQuantizeLinear(x) }
+    )",
+                                   [&] {
+                                     TensorMap f;
+                                     f.set("x", np.at(n));
+                                     return f;
+                                   }());
+    EXPECT_TRUE(tensors_identical(out.at("q"), np.at(n + "q"))) << n;
+    EXPECT_TRUE(tensors_identical(out.at("s"), np.at(n + "s"))) << n;
+    EXPECT_TRUE(tensors_identical(out.at("z"), np.at(n + "z"))) << n;
+  }
+}
+
 TEST(QuantizeOps, MismatchedParameterShapesAreErrors) {
   TensorMap feed;
   feed.set("x", Tensor(DataType::kFloat32, {4, 6}));

@@ -232,15 +232,21 @@ class DynamicQuantizeLinear : public Kernel {
       hi = std::max(hi, px[i]);
     }
     const float scale = (hi - lo) / 255.0f;
+    // NaN quantizes to 0, as in QuantizeLinear: a NaN or infinite x (inf / inf), or a
+    // zero point from an x spanning -inf to inf, would otherwise be cast to uint8 undefined.
+    auto to_uint8 = [](float q) {
+      return static_cast<uint8_t>(std::isnan(q) ? 0.0f : std::clamp(q, 0.0f, 255.0f));
+    };
     float zero_point = 0;
-    if (scale != 0) zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+    if (scale != 0)
+      zero_point = to_uint8(std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f)));
     Tensor y = uninitialized_tensor(DataType::kUInt8, x.shape());
     uint8_t* py = y.data<uint8_t>();
     parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         // An all-zero x has scale 0: every value quantizes to the zero point 0.
         const float q = scale == 0 ? 0.0f : std::nearbyint(px[i] / scale) + zero_point;
-        py[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
+        py[i] = to_uint8(q);
       }
     });
     return {y, Tensor::scalar<float>(scale),
