@@ -68,6 +68,47 @@ TEST(CliHardening, MalformedLimitValuesAreUsageErrors) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
+// Numeric flags said "Value abc not in range 0.000000 to 1000000000.000000" (CLI11's words)
+// or "Could not convert: --seed = abc"; every one now uses the project's template.
+TEST(CliHardening, MalformedNumbersNameTheFlagTheValueAndTheRange) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--limit-run-seconds", "abc"},
+       "failed to parse --limit-run-seconds with value 'abc': it must be a number in [0, "
+       "1000000000]"},
+      {{"--limit-run-seconds", "nan"},
+       "failed to parse --limit-run-seconds with value 'nan': it must be a number in"},
+      {{"--iterations", "1e3"},
+       "failed to parse --iterations with value '1e3': it must be an integer in [1, "
+       "1099511627776]"},
+      {{"--seed", "-1"},
+       "failed to parse --seed with value '-1': it must be an integer in [0, 4294967295]"},
+      {{"--warm-up", "x"}, "failed to parse --warm-up with value 'x': it must be an integer in"},
+      {{"--subprocess-timeout", "0"}, "failed to parse --subprocess-timeout with value '0'"},
+  };
+  for (const auto& [flags, words] : cases) {
+    std::vector<std::string> args = {"run", source_path("examples/identity.onnx"), "--pluginref"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    CommandResult r = run_parity(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_TRUE(has(r, "[!] " + words)) << r.output;
+    EXPECT_FALSE(has(r, "not in range")) << r.output;
+  }
+}
+
+// --ref-threads without --pluginref was dropped without a word, even when malformed.
+TEST(CliHardening, OptionsOfAnUnselectedBackendAreCheckedAndWarnedAbout) {
+  CommandResult r = run_parity(
+      {"run", source_path("examples/identity.onnx"), "--onnxrt", "--ref-threads", "abc"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(has(r, "failed to parse --ref-threads with value 'abc'")) << r.output;
+  r = run_parity({"run", source_path("examples/identity.onnx"), "--onnxrt", "--ref-threads", "2"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r,
+                  "[W] --ref-threads has no effect: no runner of the pluginref backend was "
+                  "selected (add --pluginref)"))
+      << r.output;
+}
+
 TEST(CliHardening, AnEndlessLoopStopsAtTheIterationLimitNamingTheNode) {
   TempDir dir;
   std::string model = dir.file("loop.onnx");
