@@ -332,54 +332,57 @@ class MaxPool : public Kernel {
 // 22 (bfloat16).
 PARITY_REF_OP("", "MaxPool", 1, kOpsetMax, MaxPool);
 
-// window_sums over at most three spatial dims, an output row at a time: the columns whose
-// taps all lie inside the input add tap by tap across the row (each output still adds its
-// taps in increasing depth, row, column, from 0, so the sums are the window-by-window ones),
-// the columns at the edges window by window.
+// acc[ow] = the sum of term(x) over the taps of output column ow whose depth and row taps are
+// td and th, in the window's order: depth, row, then column. The columns whose taps all lie
+// inside the input add tap by tap across the row; the columns at the edges window by window.
+template <typename T, typename Term>
+void sum_output_row(const WindowGeometry& g, const RowTaps& row_taps, const Taps& td,
+                    const Taps& th, const T* plane, Term term, std::vector<double>& acc) {
+  const int64_t in_h = g.in[1], in_w = g.in[2];
+  const int64_t step = g.strides[2], dil = g.dilations[2], pad = g.pad_begin[2];
+  std::fill(acc.begin(), acc.end(), 0.0);
+  for (int64_t a = td.first_valid; a < td.end_valid; ++a)
+    for (int64_t b = th.first_valid; b < th.end_valid; ++b) {
+      const int64_t d = td.start + a * td.step, h = th.start + b * th.step;
+      const T* row = plane + (d * in_h + h) * in_w - pad;
+      for (int64_t c = 0; c < g.kernel[2]; ++c)
+        for (int64_t ow = row_taps.inner_begin; ow < row_taps.inner_end; ++ow)
+          acc[ow] += term(to_double(row[ow * step + c * dil]));
+      row_taps.for_each_edge_column([&](int64_t ow) {
+        const Taps& tw = row_taps.taps[2][ow];
+        for (int64_t c = tw.first_valid; c < tw.end_valid; ++c)
+          acc[ow] += term(to_double(row[pad + tw.start + c * tw.step]));
+      });
+    }
+}
+
+// window_sums over at most three spatial dims, an output row at a time (each output still
+// adds its taps in increasing depth, row, column, from 0, so the sums are the
+// window-by-window ones).
 template <typename T, typename Term, typename Finish>
 void sums_by_rows(const WindowGeometry& g, int64_t planes, const T* src, T* dst, Term term,
                   Finish finish) {
-  const int64_t in_h = g.in[1], in_w = g.in[2];
   const int64_t out_d = g.out[0], out_h = g.out[1], out_w = g.out[2];
-  const int64_t in_size = g.in[0] * in_h * in_w, out_size = out_d * out_h * out_w;
+  const int64_t in_size = g.in[0] * g.in[1] * g.in[2], out_size = out_d * out_h * out_w;
   const RowTaps row_taps(g);
   const auto& taps = row_taps.taps;
-  const int64_t inner_begin = row_taps.inner_begin, inner_end = row_taps.inner_end;
-  const int64_t step = g.strides[2], dil = g.dilations[2], pad = g.pad_begin[2];
   int64_t window = 1;
   for (int d = 0; d < 3; ++d) window = saturating_mul(window, std::min(g.in[d], g.kernel[d]));
-  parallel_for(planes, grain_for(saturating_mul(out_size, window)),
-               [&](int64_t first, int64_t last) {
-                 std::vector<double> acc(static_cast<size_t>(out_w));
-                 for (int64_t p = first; p < last; ++p) {
-                   const T* plane = src + p * in_size;
-                   T* plane_out = dst + p * out_size;
-                   for (int64_t od = 0; od < out_d; ++od)
-                     for (int64_t oh = 0; oh < out_h; ++oh) {
-                       Taps at[3] = {taps[0][od], taps[1][oh], Taps{}};
-                       const Taps &td = at[0], &th = at[1];
-                       std::fill(acc.begin(), acc.end(), 0.0);
-                       for (int64_t a = td.first_valid; a < td.end_valid; ++a)
-                         for (int64_t b = th.first_valid; b < th.end_valid; ++b) {
-                           const int64_t d = td.start + a * td.step, h = th.start + b * th.step;
-                           const T* row = plane + (d * in_h + h) * in_w - pad;
-                           for (int64_t c = 0; c < g.kernel[2]; ++c)
-                             for (int64_t ow = inner_begin; ow < inner_end; ++ow)
-                               acc[ow] += term(to_double(row[ow * step + c * dil]));
-                           row_taps.for_each_edge_column([&](int64_t ow) {
-                             const Taps& tw = taps[2][ow];
-                             for (int64_t c = tw.first_valid; c < tw.end_valid; ++c)
-                               acc[ow] += term(to_double(row[pad + tw.start + c * tw.step]));
-                           });
-                         }
-                       T* out = plane_out + (od * out_h + oh) * out_w;
-                       for (int64_t ow = 0; ow < out_w; ++ow) {
-                         at[2] = taps[2][ow];
-                         out[ow] = narrow<T>(finish(acc[ow], at, size_t{3}));
-                       }
-                     }
-                 }
-               });
+  parallel_for(
+      planes, grain_for(saturating_mul(out_size, window)), [&](int64_t first, int64_t last) {
+        std::vector<double> acc(static_cast<size_t>(out_w));
+        for (int64_t p = first; p < last; ++p)
+          for (int64_t od = 0; od < out_d; ++od)
+            for (int64_t oh = 0; oh < out_h; ++oh) {
+              sum_output_row(g, row_taps, taps[0][od], taps[1][oh], src + p * in_size, term, acc);
+              T* out = dst + p * out_size + (od * out_h + oh) * out_w;
+              Taps at[3] = {taps[0][od], taps[1][oh], Taps{}};
+              for (int64_t ow = 0; ow < out_w; ++ow) {
+                at[2] = taps[2][ow];
+                out[ow] = narrow<T>(finish(acc[ow], at, size_t{3}));
+              }
+            }
+      });
 }
 
 // The windows of a pool that sums over the taps inside the input: each output is
