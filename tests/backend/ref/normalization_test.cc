@@ -123,6 +123,39 @@ save('yi', yi.astype(np.float32))
     EXPECT_TRUE(tensors_close(out.at(n), np.at(n), kRtol, 1e-12)) << n;
 }
 
+// Inference runs each float32 row through normalize_float's vector clones (AVX-512, AVX2):
+// every element must keep the scalar expression's bits, (x - mean) * a + c rounded after each
+// operation (no fused multiply-add), a = scale / sqrt(var + epsilon) in double. Rows of 67
+// values leave a ragged tail for every lane width; NaN, infinities, -0, denormals and huge
+// values go through the lanes too. (A fused multiply-add moves the double result by an ulp,
+// which rounding to float hides except within 2^-29 of a float boundary, so this test cannot
+// see one; the clones' fp-contract=off is what rules it out.)
+TEST(NormalizationKernels, BatchNormalizationInferenceKeepsTheScalarBitsInVectorLanes) {
+  auto np = numpy_arrays(R"(
+x = (rng.randn(2, 3, 67) * 3).astype(np.float32)
+x[0, 0, :6] = [np.nan, np.inf, -np.inf, -0.0, 1e-45, 3e38]
+s, b = rng.randn(3).astype(np.float32), rng.randn(3).astype(np.float32)
+m, v = rng.randn(3).astype(np.float32), (rng.rand(3) + 0.5).astype(np.float32)
+save('x', x); save('s', s); save('b', b); save('m', m); save('v', v)
+f = lambda t: t.astype(np.float64).reshape(1, 3, 1)
+a = f(s) / np.sqrt(f(v) + float(np.float32(1e-5)))
+with np.errstate(all='ignore'):
+    save('y', ((x.astype(np.float64) - f(m)) * a + f(b)).astype(np.float32))
+)");
+  for (int threads : {1, 2, 4}) {
+    set_num_threads(threads);
+    TensorMap out = run_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 15]>
+      g (float[2,3,67] x, float[3] s, float[3] b, float[3] m, float[3] v) => (float y) {
+        y = BatchNormalization(x, s, b, m, v)
+      }
+    )",
+                                   feed_of(np, {"x", "s", "b", "m", "v"}));
+    EXPECT_TRUE(tensors_identical(out.at("y"), np.at("y"))) << threads << " threads";
+  }
+  set_num_threads(0);
+}
+
 TEST(NormalizationKernels, BatchNormalizationWithoutSpatialHasParametersPerPosition) {
   auto np = numpy_arrays(R"(
 x = rng.randn(3, 2, 4).astype(np.float32)

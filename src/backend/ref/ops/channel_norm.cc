@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/normalize_row.h"
 
 namespace parity::ref {
 namespace {
@@ -91,8 +92,11 @@ class BatchNormalization : public Kernel {
         const int64_t f = blk % l.f;
         const T* xs = src + blk * l.s;
         T* ys = dst + blk * l.s;
-        for (int64_t i = 0; i < l.s; ++i)
-          ys[i] = narrow<T>((to_double(xs[i]) - mean[f]) * a[f] + c[f]);
+        if constexpr (std::is_same_v<T, float>)
+          normalize_float(xs, ys, l.s, mean[f], a[f], c[f]);
+        else
+          for (int64_t i = 0; i < l.s; ++i)
+            ys[i] = narrow<T>((to_double(xs[i]) - mean[f]) * a[f] + c[f]);
       }
     });
     Outputs out = {std::move(y)};

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/normalize_row.h"
 
 namespace parity::ref {
 namespace {
@@ -55,13 +56,6 @@ Moments moments(const T* x, int64_t n) {
     return moments_float(x, n);
   else
     return moments_contiguous(x, n);
-}
-
-__attribute__((target_clones("avx2", "default"))) void normalize_float(const float* x, float* y,
-                                                                       int64_t n, double mean,
-                                                                       double a, double c) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * a + c);
 }
 
 class InstanceNormalization : public Kernel {
@@ -217,9 +211,11 @@ DataType stash_dtype(const OpContext& ctx) {
       v);
 }
 
-__attribute__((target_clones("avx2", "default"))) void affine_normalize_float(
-    const float* x, float* y, int64_t n, double mean, double inv, const double* scale,
-    const double* bias) {
+// Clones and contraction as for normalize_float (below).
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"),
+               optimize("fp-contract=off"))) void
+affine_normalize_float(const float* x, float* y, int64_t n, double mean, double inv,
+                       const double* scale, const double* bias) {
   for (int64_t i = 0; i < n; ++i)
     y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * inv * scale[i] + bias[i]);
 }
@@ -384,4 +380,15 @@ PARITY_REF_OP("", "GroupNormalization", 18, 20, GroupNormalization<false>);
 PARITY_REF_OP("", "GroupNormalization", 21, kOpsetMax, GroupNormalization<true>);
 
 }  // namespace
+
+// AVX-512 (x86-64-v4) and AVX2 clones beside the SSE2 baseline; contraction off, since v4 has
+// fused multiply-adds, which would round (x - mean) * a + c once instead of twice.
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"),
+               optimize("fp-contract=off"))) void
+normalize_float(const float* __restrict x, float* __restrict y, int64_t n, double mean, double a,
+                double c) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * a + c);
+}
+
 }  // namespace parity::ref
