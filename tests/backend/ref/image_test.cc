@@ -79,9 +79,9 @@ save('i3', np.array([3, 4, 4], np.int64)); save('b3', np.array([2, 2, 2], np.int
 
 // RoiAlign as the spec's reference computes it: sample points bilinearly interpolated from the
 // four pixels around them (clamped at the edges, zero more than a pixel outside); avg averages
-// the samples, max keeps the largest weighted corner of any sample.
-TEST(RoiAlignKernel, MaxModeAndOutputHalfPixel) {
-  auto np = numpy_arrays(R"(
+// the samples, max keeps the largest weighted corner of any sample. (It raises on an image
+// without pixels and on a point at a NaN coordinate.)
+constexpr const char* kRoiAlignNumpy = R"(
 import math
 def roi_align(x, rois, bi, oh, ow, sr, scale, half, mode):
     H, W = x.shape[2:]; off = 0.5 if half else 0.0
@@ -114,6 +114,10 @@ def roi_align(x, rois, bi, oh, ow, sr, scale, half, mode):
                 v = np.stack(vals)  # samples, 4, C
                 y[r, :, ph, pw] = v.sum((0, 1)) / max(gh * gw, 1) if mode == 'avg' else v.max(1).max(0)
     return y
+)";
+
+TEST(RoiAlignKernel, MaxModeAndOutputHalfPixel) {
+  auto np = numpy_arrays(std::string(kRoiAlignNumpy) + R"(
 x = rng.randn(2, 3, 7, 9).astype(np.float32)
 rois = np.array([[0.5, 1.0, 6.2, 5.1], [2.0, 0.0, 3.0, 1.5], [-1.0, -2.0, 12.0, 9.0]], np.float32)
 bi = np.array([1, 0, 1], np.int64)
@@ -139,6 +143,56 @@ save('avg10', roi_align(x, rois, bi, 3, 2, 0, 0.8, False, 'avg').astype(np.float
   )",
                                  feed);
   EXPECT_TRUE(tensors_close(avg.at("avg10"), np.at("avg10"), 1e-6, 1e-7));
+}
+
+// fuzz_prepare (AddressSanitizer): an image of height 0 was read at pixel -1. Without pixels
+// every point reads 0; a point at a NaN coordinate makes its bin NaN and leaves the other
+// ROIs as the reference computes them, in both modes.
+TEST(RoiAlignKernel, AnImageWithoutPixelsReadsZeroAndANaNRoiGivesNaNBins) {
+  auto np = numpy_arrays(std::string(kRoiAlignNumpy) + R"(
+x = rng.randn(1, 2, 4, 5).astype(np.float32)
+rois = np.array([[np.nan, 0.0, 3.0, 3.0], [0.5, 0.5, 3.5, 2.5], [np.inf, 0.0, np.inf, 2.0]], np.float32)
+bi = np.zeros(3, np.int64)
+save('x', x); save('rois', rois); save('bi', bi)
+for mode in ('avg', 'max'):
+    y = np.full((3, 2, 2, 3), np.nan)
+    y[1:2] = roi_align(x, rois[1:2], bi[1:2], 2, 3, 2, 1.0, True, mode)
+    save(mode, y.astype(np.float32))
+)");
+  TensorMap feed = feed_of(np, {"x", "rois", "bi"});
+  TensorMap out = run_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[1,2,4,5] x, float[3,4] rois, int64[3] bi) => (float avg, float max) {
+      avg = RoiAlign<output_height = 2, output_width = 3, sampling_ratio = 2>(x, rois, bi)
+      max = RoiAlign<mode = "max", output_height = 2, output_width = 3, sampling_ratio = 2>(
+          x, rois, bi)
+    }
+  )",
+                                 feed);
+  EXPECT_TRUE(tensors_close(out.at("avg"), np.at("avg"), 1e-6, 1e-7));
+  EXPECT_TRUE(tensors_close(out.at("max"), np.at("max"), 1e-6, 1e-7));
+
+  feed.set("x", Tensor(DataType::kFloat32, {1, 2, 0, 5}));
+  Tensor rois(DataType::kFloat32, {3, 4});
+  float* r = rois.data<float>();
+  for (int i = 0; i < 3; ++i) {
+    // From (0, 0) to (4, 2 + i): some points lie within a pixel of the empty image, where
+    // the old code read pixel -1.
+    r[i * 4 + 2] = 4.0f;
+    r[i * 4 + 3] = 2.0f + float(i);
+  }
+  feed.set("rois", rois);
+  out = run_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[1,2,0,5] x, float[3,4] rois, int64[3] bi) => (float avg, float max) {
+      avg = RoiAlign<output_height = 2, output_width = 3, sampling_ratio = 2>(x, rois, bi)
+      max = RoiAlign<mode = "max", output_height = 2, output_width = 3>(x, rois, bi)
+    }
+  )",
+                       feed);
+  const Tensor zeros(DataType::kFloat32, {3, 2, 2, 3});
+  EXPECT_TRUE(tensors_identical(out.at("avg"), zeros));
+  EXPECT_TRUE(tensors_identical(out.at("max"), zeros));
 }
 
 TEST(MaxUnpoolKernel, UndoesMaxPoolIntoALargerOutputShape) {

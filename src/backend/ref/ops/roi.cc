@@ -86,6 +86,11 @@ class RoiAlign : public Kernel {
     const T* src = x.data<T>();
     T* dst = y.data<T>();
     const double offset = half_pixel_ ? 0.5 : 0.0, scale = spatial_scale_;
+    // An image without pixels (height or width 0) has nothing to interpolate: every point
+    // lies outside it and reads 0. A point at a NaN coordinate (a NaN in the ROI, or inf - inf)
+    // lies nowhere: its bin is NaN. The spec's reference raises on both and ONNX Runtime reads
+    // outside the image or casts NaN to an index, both undefined (fuzz_prepare, AddressSanitizer).
+    const bool empty_image = height == 0 || width == 0;
     // One chunk is one output row of one ROI, not one ROI: a run's time limit is checked
     // between chunks, and one ROI of a wide input can take seconds.
     parallel_for(checked_mul(num, out_h_, "RoiAlign's output rows"), 1, [&](int64_t b, int64_t e) {
@@ -113,16 +118,19 @@ class RoiAlign : public Kernel {
         const double count = double(std::max<int64_t>(points, 1));
         for (int64_t pw = 0; pw < out_w_; ++pw) {
           samples.clear();
+          bool nowhere = false;
           for (int64_t iy = 0; iy < grid_h; ++iy)
             for (int64_t ix = 0; ix < grid_w; ++ix) {
               const double yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / double(grid_h);
               const double xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / double(grid_w);
+              nowhere |= std::isnan(yy) || std::isnan(xx);
               samples.push_back(bilinear(yy, xx, height, width));
             }
           for (int64_t c = 0; c < channels; ++c) {
             const T* plane = src + (batch[r] * channels + c) * height * width;
             dst[((r * channels + c) * out_h_ + ph) * out_w_ + pw] =
-                narrow<T>(bin_value(plane, samples, count));
+                nowhere ? narrow<T>(std::numeric_limits<double>::quiet_NaN())
+                        : narrow<T>(empty_image ? 0.0 : bin_value(plane, samples, count));
           }
         }
       }
@@ -162,9 +170,13 @@ class RoiAlign : public Kernel {
     return static_cast<int64_t>(n);
   }
 
+  // The pixels and weights of the point (y, x); none (offsets 0, weights 0) outside the
+  // image, at a NaN coordinate, or in an image without pixels.
   static Sample bilinear(double y, double x, int64_t height, int64_t width) {
     Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-    if (y < -1.0 || y > double(height) || x < -1.0 || x > double(width)) return s;
+    if (!(y >= -1.0 && y <= double(height) && x >= -1.0 && x <= double(width)) || height == 0 ||
+        width == 0)
+      return s;
     y = std::max(y, 0.0);
     x = std::max(x, 0.0);
     int64_t y_lo = static_cast<int64_t>(y), x_lo = static_cast<int64_t>(x), y_hi, x_hi;
