@@ -203,8 +203,13 @@ int main_impl(int argc, char** argv) {
   double seconds = 120;
   int threads = affinity_cpus();
   std::string only;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
+    const bool known = a == "--seconds" || a == "--threads" || a == "--only" || a == "--isa";
+    if (known && i + 1 == argc) {
+      std::fprintf(stderr, "option '%s' needs a value\n", a.c_str());
+      return 2;
+    }
     if (a == "--seconds")
       seconds = std::stod(argv[i + 1]);
     else if (a == "--threads")
