@@ -154,6 +154,32 @@ save('plain', deform_conv(f(x), f(w), f(off), np.zeros(6), np.ones((2, 12, 3, 6)
   EXPECT_TRUE(tensors_close(out.at("plain"), np.at("plain"), 1e-5, 1e-5));
 }
 
+// An offset of NaN, an infinity or 1e30 puts the tap far outside, where it reads 0, as an
+// offset of 1e6 does. (Casting such a coordinate to a pixel index was undefined: the
+// sanitized suite, scripts/sanitize.sh, catches it there.)
+TEST(DeformConvKernel, NonFiniteAndHugeOffsetsReadZeroAsFarOffsetsDo) {
+  const char* model = R"(
+    <ir_version: 9, opset_import: ["" : 19]>
+    g (float[1,1,3,3] x, float[1,1,1,1] w, float[1,2,3,3] off) => (float y) {
+      y = DeformConv(x, w, off)
+    }
+  )";
+  TensorMap feed;
+  feed.set("x", Tensor::from_vector<float>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  feed.set("w", Tensor::from_vector<float>({1, 1, 1, 1}, {2}));
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> odd = {std::nanf(""), inf, -inf, 1e30f, -1e30f, 3e38f};
+  std::vector<float> offsets(18, 0.25f), far = offsets;
+  for (size_t i = 0; i < odd.size(); ++i) {
+    offsets[i * 3] = odd[i];
+    far[i * 3] = odd[i] < 0 ? -1e6f : 1e6f;
+  }
+  feed.set("off", Tensor::from_vector<float>({1, 2, 3, 3}, offsets));
+  const Tensor y = run_text_model(model, feed).at("y");
+  feed.set("off", Tensor::from_vector<float>({1, 2, 3, 3}, far));
+  EXPECT_TRUE(tensors_identical(y, run_text_model(model, feed).at("y")));
+}
+
 TEST(QLinearConvKernel, RequantisesPerOutputChannelWithRoundHalfToEven) {
   auto np = numpy_arrays(R"(
 x = rng.randint(0, 256, size=(1, 3, 5, 5)).astype(np.uint8)

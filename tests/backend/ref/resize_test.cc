@@ -267,6 +267,39 @@ TEST(ResizeKernel, RefusesBadScalesAndModes) {
   EXPECT_NE(bad_count.find("scales has 3 values"), std::string::npos) << bad_count;
 }
 
+// A float scale reaches 3.4e38, and inf passes "positive": the output length is refused
+// before it is cast (undefined past int64). A non-finite roi corner has no crop.
+TEST(ResizeKernel, RefusesScalesPastInt64AndNonFiniteCropCorners) {
+  const char* model = R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,2,2] x, float[4] s) => (float y) { y = Resize(x, , s) }
+  )";
+  for (float scale : {3e38f, std::numeric_limits<float>::infinity()}) {
+    TensorMap feed;
+    feed.set("x", Tensor(DataType::kFloat32, {1, 1, 2, 2}));
+    feed.set("s", Tensor::from_vector<float>({4}, {1, 1, scale, 1}));
+    std::string m = error_of([&] { run_text_model(model, feed); });
+    EXPECT_NE(m.find("axis 2 of length 2 would be resized to "), std::string::npos) << m;
+    EXPECT_NE(m.find("the scale must make it finite and below 2^62"), std::string::npos) << m;
+  }
+  TensorMap feed;
+  feed.set("x", Tensor(DataType::kFloat32, {1, 1, 2, 2}));
+  feed.set("roi", Tensor::from_vector<float>({8}, {0, 0, 0, std::nanf(""), 1, 1, 1, 1}));
+  feed.set("sz", Tensor::from_vector<int64_t>({4}, {1, 1, 3, 3}));
+  std::string m = error_of([&] {
+    run_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 13]>
+      g (float[1,1,2,2] x, float[8] roi, int64[4] sz) => (float y) {
+        y = Resize<coordinate_transformation_mode = "tf_crop_and_resize">(x, roi, , sz)
+      }
+    )",
+                   feed);
+  });
+  EXPECT_NE(m.find("roi [0, 0, 0, nan, 1, 1, 1, 1] holds a value that is not finite"),
+            std::string::npos)
+      << m;
+}
+
 // GridSample per the spec: grid coordinates (last axis first) mapped to pixel coordinates,
 // out-of-range coordinates clamped or reflected, taps outside the volume reading 0, the edge
 // or their reflection; nearest rounds half away from zero in 3-D.
@@ -350,6 +383,62 @@ for mode in ['nearest', 'linear', 'cubic']:
           outputs + ") {\n" + nodes + "}\n",
       feed);
   for (const auto& [name, t] : out) EXPECT_TRUE(tensors_close(t, np.at(name), 1e-5, 1e-5)) << name;
+}
+
+// A NaN grid coordinate (or an infinite one under reflection, which has no reflection) makes
+// the point NaN; inf and 1e30 sample as a far coordinate (1e6) does under zeros and border;
+// an image without pixels reads 0 under every padding, having no edge to repeat. (The image
+// of height 0 was read at pixel -1, and the huge coordinates cast to int64 undefined.)
+TEST(GridSampleKernel, NaNHugeCoordinatesAndImagesWithoutPixels) {
+  auto np = numpy_arrays(std::string(kNumpyGridSample) + R"(
+x = rng.randn(1, 2, 3, 4).astype(np.float32)
+odd = np.array([[np.nan, 0.1], [1e30, 0.2], [-np.inf, 0.3], [0.4, 3e38], [-1e30, -np.inf], [0.45, -0.35]], np.float32)
+g = odd.reshape(1, 2, 3, 2)
+far = np.where(np.isfinite(odd) & (np.abs(odd) < 10), odd, np.sign(odd) * 1e6).astype(np.float32)
+save('x', x); save('g', g)
+for mode in ['nearest', 'linear', 'cubic']:
+    for pad in ['zeros', 'border']:
+        y = grid_sample(x, np.nan_to_num(far, nan=0).reshape(1, 2, 3, 2), mode, pad, 0)
+        y[:, :, 0, 0] = np.nan  # the NaN coordinate
+        save(f'{mode}_{pad}', y.astype(np.float32))
+)");
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (const char* pad : {"zeros", "border", "reflection"}) {
+      const std::string name = fmt::format("{}_{}", mode, pad);
+      const std::string node =
+          fmt::format("y = GridSample<mode = \"{}\", padding_mode = \"{}\">(x, g)\n", mode, pad);
+      TensorMap feed;
+      feed.set("x", np.at("x"));
+      feed.set("g", np.at("g"));
+      const Tensor y = run_text_model(
+                           "<ir_version: 9, opset_import: [\"\" : 20]>\n"
+                           "g (float[1,2,3,4] x, float[1,2,3,2] g) => (float y) {\n" +
+                               node + "}\n",
+                           feed)
+                           .at("y");
+      if (std::string(pad) != "reflection") {
+        EXPECT_TRUE(tensors_close(y, np.at(name), 1e-5, 1e-5)) << name;
+      } else {
+        // Reflected, 1e30 lands anywhere (its ulp is 1e14 pixels); only the points with an
+        // infinite or NaN coordinate are fixed: NaN.
+        const float* v = y.data<float>();
+        for (int c = 0; c < 2; ++c)
+          for (int p : {0, 2, 4}) EXPECT_TRUE(std::isnan(v[c * 6 + p])) << name << " " << p;
+        EXPECT_TRUE(std::isfinite(v[5]) && std::isfinite(v[11])) << name;
+      }
+
+      feed.set("x", Tensor(DataType::kFloat32, {1, 2, 0, 4}));
+      Tensor grid(DataType::kFloat32, {1, 2, 3, 2});
+      for (int i = 0; i < 12; ++i) grid.data<float>()[i] = float(i % 5) * 0.4f - 0.9f;
+      feed.set("g", grid);
+      const Tensor empty = run_text_model(
+                               "<ir_version: 9, opset_import: [\"\" : 20]>\n"
+                               "g (float[1,2,0,4] x, float[1,2,3,2] g) => (float y) {\n" +
+                                   node + "}\n",
+                               feed)
+                               .at("y");
+      EXPECT_TRUE(tensors_identical(empty, Tensor(DataType::kFloat32, {1, 2, 2, 3}))) << name;
+    }
 }
 
 }  // namespace

@@ -101,11 +101,14 @@ class DeformConv : public Kernel {
                 const double c =
                     double(pos[d] * g.strides[d] + tap[d] * g.dilations[d] - g.pad_begin[d]) + off;
                 const double c0 = std::floor(c), f = c - c0;
-                const int64_t i0 = static_cast<int64_t>(c0);
+                // A point a pixel or more outside (or at a non-finite offset) reads 0 at every
+                // corner: tested before the cast, which is undefined for such a coordinate.
+                const bool near = c0 > -2.0 && c0 < double(g.in[d]);
+                const int64_t i0 = near ? static_cast<int64_t>(c0) : -2;
                 for (int64_t k = 0; k < corners; ++k) {
                   const bool hi = (k >> (r - 1 - d)) & 1;
                   const int64_t idx = i0 + (hi ? 1 : 0);
-                  if (at[k] < 0 || idx < 0 || idx >= g.in[d] || !std::isfinite(c)) {
+                  if (at[k] < 0 || idx < 0 || idx >= g.in[d]) {
                     at[k] = -1;
                     continue;
                   }

@@ -22,17 +22,16 @@ enum class Padding { kZeros, kBorder, kReflection };
 double reflect(double x, double lo, double hi) {
   const double range = hi - lo;
   if (range <= 0) return lo;
+  // The number of whole reflections n stays a double: an int64 could not hold it for a
+  // coordinate of 1e30. Below 2^53 it is the same integer, so the same result. An infinite x
+  // gives NaN: it has no reflection.
   if (x < lo) {
-    const double dx = lo - x;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? lo + r : hi - r;
+    const double dx = lo - x, n = std::floor(dx / range), r = dx - n * range;
+    return std::fmod(n, 2.0) == 0 ? lo + r : hi - r;
   }
   if (x > hi) {
-    const double dx = x - hi;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? hi - r : lo + r;
+    const double dx = x - hi, n = std::floor(dx / range), r = dx - n * range;
+    return std::fmod(n, 2.0) == 0 ? hi - r : lo + r;
   }
   return x;
 }
@@ -121,8 +120,16 @@ class GridSample : public Kernel {
       for (int64_t item = b; item < e; ++item) {
         const int64_t n = item / points, p = item % points;
         const double* coords = grid.data() + item * r;
+        bool nowhere = false;  // a NaN coordinate: the point's value is NaN
         for (int64_t d = 0; d < r; ++d)
-          dim_taps(coords[r - 1 - d], dims[d], r == 3, &idx[d * per_dim], &wt[d * per_dim]);
+          nowhere |=
+              !dim_taps(coords[r - 1 - d], dims[d], r == 3, &idx[d * per_dim], &wt[d * per_dim]);
+        if (nowhere) {
+          for (int64_t c = 0; c < channels; ++c)
+            dst[(n * channels + c) * points + p] =
+                narrow<T>(std::numeric_limits<double>::quiet_NaN());
+          continue;
+        }
         // Combine the per-dim taps: the first dim varies slowest.
         for (int64_t t = 0; t < taps; ++t) {
           int64_t off = 0, rest = t;
@@ -150,23 +157,29 @@ class GridSample : public Kernel {
     return y;
   }
 
-  // The taps along one dim of size `size` for normalised coordinate `c`. Nearest rounds half
-  // to even (PyTorch's 2-D nearbyint), or half away from zero with 3 spatial dims (its round).
-  void dim_taps(double c, int64_t size, bool round_away, int64_t* idx, double* wt) const {
+  // The taps along one dim of size `size` for normalised coordinate `c`; false where c is
+  // NaN. Nearest rounds half to even (PyTorch's 2-D nearbyint), or half away from zero with 3
+  // spatial dims (its round).
+  bool dim_taps(double c, int64_t size, bool round_away, int64_t* idx, double* wt) const {
     const double len = static_cast<double>(size);
     double x = align_corners_ ? (c + 1) / 2 * (len - 1) : ((c + 1) * len - 1) / 2;
+    if (std::isnan(x)) return false;
     const double lo = align_corners_ ? 0 : -0.5, hi = align_corners_ ? len - 1 : len - 0.5;
     if (mode_ == Mode::kNearest) x = round_away ? std::round(x) : std::nearbyint(x);
     if (x < lo || x > hi) {
       if (padding_ == Padding::kBorder)
-        x = std::clamp(x, 0.0, len - 1);
+        x = std::clamp(x, 0.0, std::max(len - 1, 0.0));
       else if (padding_ == Padding::kReflection)
         x = reflect(x, lo, hi);
     }
+    if (std::isnan(x)) return false;
+    // Every tap of a point this far outside reads 0 (zeros padding; the others have moved it
+    // inside): held here so the casts below stay defined for a coordinate of inf or 1e30.
+    x = std::clamp(x, lo - 8, hi + 8);
     if (mode_ == Mode::kNearest) {
       idx[0] = pixel(static_cast<int64_t>(x), size, lo, hi);
       wt[0] = 1;
-      return;
+      return true;
     }
     const double x0 = std::floor(x), t = x - x0;
     const int64_t i0 = static_cast<int64_t>(x0);
@@ -175,15 +188,18 @@ class GridSample : public Kernel {
       idx[1] = pixel(i0 + 1, size, lo, hi);
       wt[0] = 1 - t;
       wt[1] = t;
-      return;
+      return true;
     }
     cubic_coeffs(t, wt);
     for (int64_t k = 0; k < 4; ++k) idx[k] = pixel(i0 - 1 + k, size, lo, hi);
+    return true;
   }
 
-  // The index a tap reads under the padding mode; -1 for a zero.
+  // The index a tap reads under the padding mode; -1 for a zero, and always in a dim of size
+  // 0, which has no edge to repeat or reflect.
   int64_t pixel(int64_t i, int64_t size, double lo, double hi) const {
     if (i >= 0 && i < size) return i;
+    if (size == 0) return -1;
     switch (padding_) {
       case Padding::kZeros:
         return -1;

@@ -120,7 +120,8 @@ AxisTaps axis_taps(const Options& o, const AxisSpec& a) {
   std::vector<double> w;
   for (int64_t x = 0; x < a.out; ++x) {
     const double src = source_coordinate(o, a, static_cast<double>(x));
-    if (o.coord == Coord::kTfCropAndResize && (src < 0 || src > static_cast<double>(a.in - 1))) {
+    // Outside the image, or not finite (a ROI so large that its span overflows).
+    if (o.coord == Coord::kTfCropAndResize && !(src >= 0 && src <= static_cast<double>(a.in - 1))) {
       t.outside[x] = 1;
       t.identity = false;
       t.first.push_back(static_cast<int64_t>(t.index.size()));
@@ -282,20 +283,26 @@ class Resize : public Kernel {
         // The scale is a float; the output length floor(scale * in).
         a.scale = static_cast<double>(static_cast<float>(given[i]));
         a.out_width = a.scale * static_cast<double>(a.in);
-        a.out = static_cast<int64_t>(std::floor(a.out_width));
+        a.out = output_length(ctx, std::floor(a.out_width), axes[i], a.in);
       }
     } else {
       if (sizes.size() != na)
         ctx.fail("sizes has {} values; it must have one per resized axis ({})", sizes.size(), na);
       for (size_t i = 0; i < na; ++i)
         if (sizes[i] < 0) ctx.fail("sizes [{}] has a negative value", fmt::join(sizes, ", "));
-      apply_sizes(specs, axes, sizes);
+      apply_sizes(ctx, specs, axes, sizes);
     }
     if (roi) {
       std::vector<double> r = read_doubles(*roi, "roi");
       if (r.size() != 2 * na)
         ctx.fail("roi has {} values; it must have 2 per resized axis ({})", r.size(), 2 * na);
       for (size_t i = 0; i < na; ++i) {
+        if (o_.coord == Coord::kTfCropAndResize &&
+            !(std::isfinite(r[i]) && std::isfinite(r[i + na])))
+          ctx.fail(
+              "roi [{}] holds a value that is not finite; tf_crop_and_resize needs finite "
+              "corners",
+              fmt::join(r, ", "));
         specs[axes[i]].roi_start = r[i];
         specs[axes[i]].roi_end = r[i + na];
       }
@@ -317,8 +324,8 @@ class Resize : public Kernel {
 
  private:
   // Sizes (with keep_aspect_ratio_policy): the output lengths and the scales they imply.
-  void apply_sizes(std::vector<AxisSpec>& specs, const std::vector<int64_t>& axes,
-                   const std::vector<int64_t>& sizes) const {
+  void apply_sizes(const RunContext& ctx, std::vector<AxisSpec>& specs,
+                   const std::vector<int64_t>& axes, const std::vector<int64_t>& sizes) const {
     if (o_.policy == AspectPolicy::kStretch) {
       for (size_t i = 0; i < axes.size(); ++i) {
         AxisSpec& a = specs[axes[i]];
@@ -340,8 +347,21 @@ class Resize : public Kernel {
       AxisSpec& a = specs[d];
       a.scale = scale;
       a.out_width = scale * static_cast<double>(a.in);
-      a.out = static_cast<int64_t>(a.out_width + 0.5);
+      a.out = output_length(ctx, a.out_width + 0.5, d, a.in);
     }
+  }
+
+  // An axis's output length from scale * in, already rounded (down for scales, half up for
+  // sizes with a kept aspect ratio). A scale of inf, or one that takes the length past int64
+  // (a float scale reaches 3.4e38), is refused before the cast, which would be undefined;
+  // the memory limit judges the rest.
+  static int64_t output_length(const RunContext& ctx, double length, int64_t axis, int64_t in) {
+    if (!(length >= 0 && length < 0x1p62))
+      ctx.fail(
+          "axis {} of length {} would be resized to {} elements; the scale must make it "
+          "finite and below 2^62",
+          axis, in, length);
+    return static_cast<int64_t>(length);
   }
 
   AxisTaps build_taps(const AxisSpec& a) const {
