@@ -145,6 +145,28 @@ save('ndmax', y)
     EXPECT_TRUE(tensors_identical(out.at(n), np.at(n))) << n;
 }
 
+// Range's elements lie within [start, limit], but i * delta alone can pass int64: start -2^63,
+// delta 2^62 (3 * 2^62 overflowed, undefined; the wrapped sum is the exact element).
+TEST(IndexKernels, RangeOverTheWholeInt64LineIsExact) {
+  auto np = numpy_arrays(R"(
+save('start', np.array(-2**63, np.int64)); save('limit', np.array(2**63 - 1, np.int64))
+save('delta', np.array(2**62, np.int64))
+save('y', np.array([-2**63 + i * 2**62 for i in range(4)], np.int64))
+save('down', np.array([2**63 - 1 - i * 2**62 for i in range(4)], np.int64))
+save('neg', np.array(-2**62, np.int64))
+)");
+  TensorMap out = run_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (int64 start, int64 limit, int64 delta, int64 neg) => (int64 y, int64 down) {
+      y = Range(start, limit, delta)
+      down = Range(limit, start, neg)
+    }
+  )",
+                                 feed_of(np, {"start", "limit", "delta", "neg"}));
+  EXPECT_TRUE(tensors_identical(out.at("y"), np.at("y")));
+  EXPECT_TRUE(tensors_identical(out.at("down"), np.at("down")));
+}
+
 TEST(IndexKernels, EveryMoverGivesTheSameBitsOnOneAndFourThreads) {
   auto np = numpy_arrays(R"(
 save('x', rng.randn(16, 64, 48).astype(np.float32))

@@ -191,17 +191,21 @@ inline const char* kMlEncodersCase = R"(
 words = np.array([['cat', 'dog', 'emu'], ['dog', 'yak', 'cat']], dtype=object)
 ids = np.array([[3, 1], [7, 3], [2, 2]], np.int64)
 fl = np.array([0.5, np.nan, 2.0, -1.0], np.float32)
-save('words', words); save('ids', ids); save('fl', fl)
+fl2 = np.array([1.9, np.nan, 3e30, -np.inf, 3.0, 2.5], np.float32)  # truncated; no cast past int64
+save('words', words); save('ids', ids); save('fl', fl); save('fl2', fl2)
 cats = ['cat', 'dog', 'emu', 'gnu']
 nodes = [ml('OneHotEncoder', ['words'], ['hot_words'], cats_strings=cats, zeros=1),
          ml('OneHotEncoder', ['ids'], ['hot_ids'], cats_int64s=[1, 2, 3]),
+         ml('OneHotEncoder', ['fl2'], ['hot_fl'], cats_int64s=[1, 2, 3], zeros=1),
          ml('CategoryMapper', ['words'], ['mapped_ids'], cats_strings=cats, cats_int64s=[10, 20, 30, 40], default_int64=-7),
          ml('CategoryMapper', ['ids'], ['mapped_words'], cats_strings=['one', 'two', 'three'], cats_int64s=[1, 2, 3], default_string='none'),
          ml('LabelEncoder', ['words'], ['encoded_ids'], keys_strings=cats, values_int64s=[5, 6, 7, 8]),
          ml('LabelEncoder', ['ids'], ['encoded_words'], keys_int64s=[3, 2], values_strings=['three', 'two'], default_string='?'),
          ml('LabelEncoder', ['fl'], ['encoded_fl'], keys_floats=[0.5, float('nan'), -1.0], values_floats=[10.0, 20.0, 30.0], default_float=-5.0)]
-ml_model(nodes, [vi('words', TP.STRING, [2, 3]), vi('ids', TP.INT64, [3, 2]), vi('fl', TP.FLOAT, [4])],
-         [vi('hot_words', TP.FLOAT, None), vi('hot_ids', TP.FLOAT, None), vi('mapped_ids', TP.INT64, None),
+ml_model(nodes, [vi('words', TP.STRING, [2, 3]), vi('ids', TP.INT64, [3, 2]), vi('fl', TP.FLOAT, [4]),
+                 vi('fl2', TP.FLOAT, [6])],
+         [vi('hot_words', TP.FLOAT, None), vi('hot_ids', TP.FLOAT, None), vi('hot_fl', TP.FLOAT, None),
+          vi('mapped_ids', TP.INT64, None),
           vi('mapped_words', TP.STRING, None), vi('encoded_ids', TP.INT64, None),
           vi('encoded_words', TP.STRING, None), vi('encoded_fl', TP.FLOAT, None)], ml_opset=2)
 def one_hot(values, categories):
@@ -211,6 +215,7 @@ def one_hot(values, categories):
     return out
 save('expect_hot_words', one_hot(words, cats))
 save('expect_hot_ids', one_hot(ids, [1, 2, 3]))
+save('expect_hot_fl', one_hot(np.array([int(v) if abs(v) < 2.0**63 else None for v in fl2], dtype=object), [1, 2, 3]))
 save('expect_mapped_ids', np.vectorize(lambda w: {c: 10 * (i + 1) for i, c in enumerate(cats)}.get(w, -7), otypes=[np.int64])(words))
 save('expect_mapped_words', np.vectorize(lambda i: {1: 'one', 2: 'two', 3: 'three'}.get(i, 'none'), otypes=[object])(ids))
 save('expect_encoded_ids', np.vectorize(lambda w: {c: 5 + i for i, c in enumerate(cats)}.get(w, -1), otypes=[np.int64])(words))

@@ -179,18 +179,22 @@ save('glp2', np.sqrt((X ** 2).sum((2, 3), keepdims=True)).astype(np.float32))
 
 // MaxRoiPool per its definition (Caffe's ROIPooling): ROI corners scaled and rounded half away
 // from zero, size max(end - start + 1, 1), bin [floor(i * size / pooled), ceil((i + 1) * size /
-// pooled)) shifted by the start and clipped to the image; an empty bin gives 0.
+// pooled)) shifted by the start and clipped to the image; an empty bin gives 0. A ROI with a
+// NaN corner is NaN; corners of 1e30 and 3e38 pixels (held at 2^52 by the kernel, whose int64
+// sums overflowed before) bin as Python's exact integers do.
 TEST(PoolKernels, MaxRoiPoolTakesTheMaximumOfEachRoundedBin) {
   auto np = numpy_arrays(R"(
 import math
 x = rng.randn(2, 3, 8, 10).astype(np.float32)
 rois = np.array([[0, 1.2, 0.4, 6.6, 5.5], [1, -2, -3, 3.0, 2.4], [1, 7.5, 6.4, 30, 20],
-                 [0, 4.5, 4.5, 4.5, 4.5]], np.float32)
+                 [0, 4.5, 4.5, 4.5, 4.5], [0, np.nan, 0, 3, 3], [1, -1e30, -1e30, 1e30, 1e30],
+                 [0, 0, 0, 3e38, 2]], np.float32)
 save('x', x); save('rois', rois)
 rnd = lambda v: int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
 scale = 0.5
-y = np.zeros((4, 3, 2, 3), np.float32)
-for r in range(4):
+y = np.zeros((7, 3, 2, 3), np.float32)
+for r in range(7):
+    if np.isnan(rois[r]).any(): y[r] = np.nan; continue
     n = int(rois[r, 0]); x1, y1, x2, y2 = [rnd(float(v) * scale) for v in rois[r, 1:]]
     bh = max(y2 - y1 + 1, 1) / 2; bw = max(x2 - x1 + 1, 1) / 3
     for ph in range(2):
@@ -202,7 +206,7 @@ save('y', y)
 )");
   TensorMap out = run_text_model(R"(
     <ir_version: 8, opset_import: ["" : 13]>
-    g (float[2,3,8,10] x, float[4,5] rois) => (float y) {
+    g (float[2,3,8,10] x, float[7,5] rois) => (float y) {
       y = MaxRoiPool<pooled_shape = [2, 3], spatial_scale = 0.5>(x, rois)
     }
   )",

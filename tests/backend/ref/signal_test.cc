@@ -198,6 +198,20 @@ save('m', mel(10, 64, 16000, 100.0, 7000.0))
                          "upper_edge_hertz 12000"),
             std::string::npos)
       << message;
+
+  // Infinite: its bin is no number an int64 holds (the cast was undefined), nor a bin.
+  feed.set("hi", Tensor::scalar<double>(std::numeric_limits<double>::infinity()));
+  message = error_of([&] {
+    run_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (int64 bins, int64 dft, int64 rate, double lo, double hi) => (float m) {
+        m = MelWeightMatrix(bins, dft, rate, lo, hi)
+      }
+    )",
+                   feed);
+  });
+  EXPECT_NE(message.find("upper_edge_hertz inf maps to spectrogram bin "), std::string::npos)
+      << message;
 }
 
 }  // namespace

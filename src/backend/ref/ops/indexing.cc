@@ -192,7 +192,10 @@ class Range : public Kernel {
           T* dst = y.data<T>();
           for (int64_t i = 0; i < n; ++i) {
             if constexpr (std::is_integral_v<T>)
-              dst[i] = static_cast<T>(static_cast<int64_t>(s) + i * static_cast<int64_t>(d));
+              // In uint64, which wraps: i * delta alone can pass int64 (start -2^63, delta
+              // 2^62) although start + i * delta, the element, lies within [start, limit].
+              dst[i] = static_cast<T>(static_cast<int64_t>(
+                  static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d)));
             else
               dst[i] = static_cast<T>(static_cast<double>(s) + static_cast<double>(i) * d);
           }

@@ -63,8 +63,14 @@ class OneHotEncoder : public Kernel {
         [&]<typename T>() {
           const T* v = x.data<T>();
           for (int64_t i = 0; i < x.numel(); ++i) {
-            const auto key = static_cast<int64_t>(v[i]);
-            auto it = int_index_.find(key);
+            // A float is truncated to its int64 category; NaN, or one past int64 (whose cast
+            // is undefined), is no category.
+            if constexpr (std::is_floating_point_v<T>)
+              if (!(std::abs(v[i]) < T(0x1p63))) {
+                place(i, int64_t{-1}, v[i]);
+                continue;
+              }
+            auto it = int_index_.find(static_cast<int64_t>(v[i]));
             place(i, it == int_index_.end() ? int64_t{-1} : int64_t(it->second), v[i]);
           }
         },

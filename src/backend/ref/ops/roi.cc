@@ -254,20 +254,31 @@ class MaxRoiPool : public Kernel {
         const int64_t r = item / channels, c = item % channels;
         const double* roi = rois.data() + r * 5;
         const int64_t n = static_cast<int64_t>(roi[0]);
-        const int64_t x1 = std::llround(roi[1] * spatial_scale_);
-        const int64_t y1 = std::llround(roi[2] * spatial_scale_);
-        const int64_t x2 = std::llround(roi[3] * spatial_scale_);
-        const int64_t y2 = std::llround(roi[4] * spatial_scale_);
+        T* out = dst + (r * channels + c) * ph_n * pw_n;
+        // A NaN corner has no pixel: the ROI's bins are NaN. A corner beyond 2^52 pixels
+        // (far outside any image) is held there, so that the sums below stay exact, and the
+        // casts defined; so is a bin's start beyond 2^62.
+        double corner[4];
+        for (int k = 0; k < 4; ++k)
+          corner[k] = std::clamp(std::round(roi[k + 1] * spatial_scale_), -0x1p52, 0x1p52);
+        if (std::isnan(corner[0] + corner[1] + corner[2] + corner[3])) {
+          std::fill(out, out + ph_n * pw_n, narrow<T>(std::numeric_limits<double>::quiet_NaN()));
+          continue;
+        }
+        const int64_t x1 = int64_t(corner[0]), y1 = int64_t(corner[1]);
+        const int64_t x2 = int64_t(corner[2]), y2 = int64_t(corner[3]);
         const double bin_h = double(std::max<int64_t>(y2 - y1 + 1, 1)) / double(ph_n);
         const double bin_w = double(std::max<int64_t>(x2 - x1 + 1, 1)) / double(pw_n);
         const T* plane = src + (n * channels + c) * height * width;
+        auto edge = [](double offset, int64_t start, int64_t hi) {
+          return std::clamp<int64_t>(int64_t(std::min(offset, 0x1p62)) + start, 0, hi);
+        };
         for (int64_t ph = 0; ph < ph_n; ++ph)
           for (int64_t pw = 0; pw < pw_n; ++pw) {
-            auto clip = [](int64_t v, int64_t hi) { return std::clamp<int64_t>(v, 0, hi); };
-            const int64_t hs = clip(int64_t(std::floor(ph * bin_h)) + y1, height);
-            const int64_t he = clip(int64_t(std::ceil((ph + 1) * bin_h)) + y1, height);
-            const int64_t ws = clip(int64_t(std::floor(pw * bin_w)) + x1, width);
-            const int64_t we = clip(int64_t(std::ceil((pw + 1) * bin_w)) + x1, width);
+            const int64_t hs = edge(std::floor(ph * bin_h), y1, height);
+            const int64_t he = edge(std::ceil((ph + 1) * bin_h), y1, height);
+            const int64_t ws = edge(std::floor(pw * bin_w), x1, width);
+            const int64_t we = edge(std::ceil((pw + 1) * bin_w), x1, width);
             double best = 0;
             if (he > hs && we > ws) {
               best = -std::numeric_limits<double>::infinity();
@@ -277,7 +288,7 @@ class MaxRoiPool : public Kernel {
                   if (v > best || std::isnan(v)) best = std::isnan(best) ? best : v;
                 }
             }
-            dst[((r * channels + c) * ph_n + ph) * pw_n + pw] = narrow<T>(best);
+            out[ph * pw_n + pw] = narrow<T>(best);
           }
       }
     });

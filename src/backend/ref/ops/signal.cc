@@ -295,13 +295,15 @@ class MelWeightMatrix : public Kernel {
     for (int64_t i = 0; i < mel_bins + 2; ++i) {
       const double hz =
           700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1.0);
-      bin[i] = static_cast<int64_t>(
-          std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
-      if (bin[i] < 0 || bin[i] >= spectrogram_bins)
+      // Checked as a double: an infinite upper_edge_hertz gives a bin no int64 holds.
+      const double b =
+          std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate));
+      if (!(b >= 0 && b < static_cast<double>(spectrogram_bins)))
         ctx.fail(
             "upper_edge_hertz {} maps to spectrogram bin {}; with sample_rate {} and "
             "dft_length {} the bins end at {} (keep upper_edge_hertz <= sample_rate / 2)",
-            high, bin[i], sample_rate, dft_length, spectrogram_bins - 1);
+            high, b, sample_rate, dft_length, spectrogram_bins - 1);
+      bin[i] = static_cast<int64_t>(b);
     }
     std::vector<double> w(static_cast<size_t>(spectrogram_bins * mel_bins), 0.0);
     for (int64_t i = 0; i < mel_bins; ++i) {
