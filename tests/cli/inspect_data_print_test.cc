@@ -46,7 +46,7 @@ TEST(CliInspectData, PrintOptionsOutOfRangeAreUsageErrors) {
                         "--save-inputs", inputs})
                 .exit_code,
             0);
-  for (const std::vector<std::string> flags :
+  for (const std::vector<std::string>& flags :
        {std::vector<std::string>{"-n", "-2"}, {"--line-width", "-5"}, {"-n", "three"}}) {
     std::vector<std::string> args = {"inspect", "data", inputs, "-s"};
     args.insert(args.end(), flags.begin(), flags.end());

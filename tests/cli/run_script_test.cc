@@ -114,12 +114,13 @@ TEST(RunScript, ScriptRunsLoadTheModelAsEachRunnerIsActivated) {
     EXPECT_NE(expected.find("pluginref Activating\n[I] Loading model: "), std::string::npos)
         << a.output;
     EXPECT_EQ(lifecycle_lines(b.output), expected) << b.output;
-    if (!extra.empty() && extra[0] == "--save-onnx")
+    if (!extra.empty() && extra[0] == "--save-onnx") {
       for (const CommandResult* r : {&a, &b})
         EXPECT_NE(r->output.find("Activating and starting inference\n[I] Loading model: " + model +
                                  "\n[I] Saving ONNX model to: " + saved + "\n"),
                   std::string::npos)
             << r->output;
+    }
   }
 }
 
