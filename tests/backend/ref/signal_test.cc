@@ -184,32 +184,25 @@ save('m', mel(10, 64, 16000, 100.0, 7000.0))
                                  feed);
   EXPECT_TRUE(tensors_close(out.at("m"), np.at("m"), 1e-15, 1e-15));
 
-  feed.set("hi", Tensor::scalar<double>(12000.0));  // above the Nyquist frequency
-  std::string message = error_of([&] {
-    run_text_model(R"(
-      <ir_version: 8, opset_import: ["" : 17]>
-      g (int64 bins, int64 dft, int64 rate, double lo, double hi) => (float m) {
-        m = MelWeightMatrix(bins, dft, rate, lo, hi)
-      }
-    )",
-                   feed);
-  });
+  auto error_with_upper_edge = [&](double hi) {
+    feed.set("hi", Tensor::scalar<double>(hi));
+    return error_of([&] {
+      run_text_model(R"(
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (int64 bins, int64 dft, int64 rate, double lo, double hi) => (float m) {
+          m = MelWeightMatrix(bins, dft, rate, lo, hi)
+        }
+      )",
+                     feed);
+    });
+  };
+  std::string message = error_with_upper_edge(12000.0);  // above the Nyquist frequency
   EXPECT_NE(message.find("failed to run node 'MelWeightMatrix_0' (MelWeightMatrix): "
                          "upper_edge_hertz 12000"),
             std::string::npos)
       << message;
-
   // Infinite: its bin is no number an int64 holds (the cast was undefined), nor a bin.
-  feed.set("hi", Tensor::scalar<double>(std::numeric_limits<double>::infinity()));
-  message = error_of([&] {
-    run_text_model(R"(
-      <ir_version: 8, opset_import: ["" : 17]>
-      g (int64 bins, int64 dft, int64 rate, double lo, double hi) => (float m) {
-        m = MelWeightMatrix(bins, dft, rate, lo, hi)
-      }
-    )",
-                   feed);
-  });
+  message = error_with_upper_edge(std::numeric_limits<double>::infinity());
   EXPECT_NE(message.find("upper_edge_hertz inf maps to spectrogram bin "), std::string::npos)
       << message;
 }
