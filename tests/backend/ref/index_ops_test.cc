@@ -167,6 +167,30 @@ save('neg', np.array(-2**62, np.int64))
   EXPECT_TRUE(tensors_identical(out.at("down"), np.at("down")));
 }
 
+// EyeLike's diagonal at every offset NumPy's eye takes, and at k = ±(2^63 - 1), where i + k
+// overflowed (undefined; the sanitized suite catches it): no diagonal at all.
+TEST(IndexKernels, EyeLikeAtEveryOffsetAndAtTheEndsOfInt64) {
+  auto np = numpy_arrays(R"(
+for k in range(-4, 6): save(f'eye{k + 4}', np.eye(3, 5, k=k, dtype=np.float32))
+)");
+  TensorMap feed;
+  feed.set("x", Tensor(DataType::kFloat32, {3, 5}));
+  auto eye = [&](int64_t k) {
+    return run_text_model(fmt::format(R"(
+      <ir_version: 8, opset_import: ["" : 9]>
+      g (float[3,5] x) => (float y) {{ y = EyeLike<k = {}>(x) }}
+    )",
+                                      k),
+                          feed)
+        .at("y");
+  };
+  for (int64_t k = -4; k < 6; ++k)
+    EXPECT_TRUE(tensors_identical(eye(k), np.at(fmt::format("eye{}", k + 4)))) << k;
+  const Tensor zeros(DataType::kFloat32, {3, 5});
+  EXPECT_TRUE(tensors_identical(eye(std::numeric_limits<int64_t>::max()), zeros));
+  EXPECT_TRUE(tensors_identical(eye(-std::numeric_limits<int64_t>::max()), zeros));
+}
+
 TEST(IndexKernels, EveryMoverGivesTheSameBitsOnOneAndFourThreads) {
   auto np = numpy_arrays(R"(
 save('x', rng.randn(16, 64, 48).astype(np.float32))

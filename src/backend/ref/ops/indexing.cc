@@ -228,8 +228,10 @@ class EyeLike : public Kernel {
           Tensor y(dtype, x.shape());  // zero-filled
           T* dst = y.data<T>();
           const int64_t rows = x.shape()[0], cols = x.shape()[1];
+          // Row i's one is at column i + k, tested as k's range: i + k itself can pass int64
+          // for an attribute k near 2^63.
           for (int64_t i = 0; i < rows; ++i)
-            if (i + k_ >= 0 && i + k_ < cols) dst[i * cols + i + k_] = narrow<T>(1);
+            if (k_ >= -i && k_ < cols - i) dst[i * cols + i + k_] = narrow<T>(1);
           return y;
         },
         "the output")};
