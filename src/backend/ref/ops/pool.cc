@@ -344,14 +344,17 @@ void sum_output_row(const WindowGeometry& g, const RowTaps& row_taps, const Taps
   for (int64_t a = td.first_valid; a < td.end_valid; ++a)
     for (int64_t b = th.first_valid; b < th.end_valid; ++b) {
       const int64_t d = td.start + a * td.step, h = th.start + b * th.step;
-      const T* row = plane + (d * in_h + h) * in_w - pad;
-      for (int64_t c = 0; c < g.kernel[2]; ++c)
+      // Indexed from the row's start: a pointer `pad` before it would lie outside the array.
+      const T* row = plane + (d * in_h + h) * in_w;
+      for (int64_t c = 0; c < g.kernel[2]; ++c) {
+        const int64_t tap = c * dil - pad;
         for (int64_t ow = row_taps.inner_begin; ow < row_taps.inner_end; ++ow)
-          acc[ow] += term(to_double(row[ow * step + c * dil]));
+          acc[ow] += term(to_double(row[ow * step + tap]));
+      }
       row_taps.for_each_edge_column([&](int64_t ow) {
         const Taps& tw = row_taps.taps[2][ow];
         for (int64_t c = tw.first_valid; c < tw.end_valid; ++c)
-          acc[ow] += term(to_double(row[pad + tw.start + c * tw.step]));
+          acc[ow] += term(to_double(row[tw.start + c * tw.step]));
       });
     }
 }
