@@ -9,6 +9,8 @@
 #   PARITY_FUZZ_JOBS=1 fuzz/run.sh 600 fuzz_npy       # one target, ten minutes, one core
 #   PARITY_FUZZ_RUNS=10000000 fuzz/run.sh 3600        # each target to 10 million executions
 #                                                     # (or an hour, whichever comes first)
+#   PARITY_FUZZ_PROCS=2 fuzz/run.sh 9000 fuzz_prepare  # two processes of it at once, sharing
+#                                                     # one corpus; their executions are summed
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,6 +21,11 @@ TARGETS=("$@")
 # fuzz_prepare (every kernel) is left out by default: see fuzz/README.md.
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_npy fuzz_npz fuzz_json fuzz_cli_values fuzz_onnx_model)
 JOBS=${PARITY_FUZZ_JOBS:-2}
+PROCS=${PARITY_FUZZ_PROCS:-1}
+if ! [[ $PROCS =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz/run.sh: PARITY_FUZZ_PROCS is '$PROCS'; it must be a positive number of processes per target, e.g. 2" >&2
+  exit 2
+fi
 RUNS=()
 if [ -n "${PARITY_FUZZ_RUNS:-}" ]; then
   if ! [[ $PARITY_FUZZ_RUNS =~ ^[1-9][0-9]*$ ]]; then
@@ -82,9 +89,22 @@ for t in "${TARGETS[@]}"; do
   regressions=()
   [ -d "$ROOT/fuzz/regressions/$t" ] && regressions=("$ROOT/fuzz/regressions/$t")
   start=$SECONDS
-  nice "$BUILD/fuzz/$t" "$corpus" "$SEEDS/$(seed_of "$t")" "${regressions[@]}" -max_total_time="$SECONDS_PER_TARGET" "${RUNS[@]}" \
-    -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" \
-    2>&1 | grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" 
+  logs=()
+  for ((k = 1; k <= PROCS; k++)); do
+    logs+=("$(mktemp)")
+    nice "$BUILD/fuzz/$t" "$corpus" "$SEEDS/$(seed_of "$t")" "${regressions[@]}" -max_total_time="$SECONDS_PER_TARGET" "${RUNS[@]}" \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" \
+      2>&1 | grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" >"${logs[-1]}" &
+  done
+  wait
+  total=0
+  for ((k = 1; k <= PROCS; k++)); do
+    if [ "$PROCS" -gt 1 ]; then sed "s/^/[process $k] /" "${logs[k - 1]}"; else cat "${logs[k - 1]}"; fi
+    n=$(sed -n 's/^stat::number_of_executed_units: *//p' "${logs[k - 1]}")
+    total=$((total + ${n:-0}))
+    rm -f "${logs[k - 1]}"
+  done
+  [ "$PROCS" -gt 1 ] && echo "executions of the $PROCS processes: $total"
   echo "wall seconds: $((SECONDS - start))"
   rmdir "$findings" 2>/dev/null
 done
