@@ -199,6 +199,13 @@ int affinity_cpus() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+// The whole of `text` as a number, or NaN ("8x" and "" are not numbers).
+double number_or_nan(const char* text) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  return end != text && *end == '\0' ? v : std::nan("");
+}
+
 int main_impl(int argc, char** argv) {
   double seconds = 120;
   int threads = affinity_cpus();
@@ -210,14 +217,28 @@ int main_impl(int argc, char** argv) {
       std::fprintf(stderr, "option '%s' needs a value\n", a.c_str());
       return 2;
     }
-    if (a == "--seconds")
-      seconds = std::stod(argv[i + 1]);
-    else if (a == "--threads")
-      threads = std::max(1, std::stoi(argv[i + 1]));
-    else if (a == "--only")
+    const double v = number_or_nan(argv[i + 1]);
+    if (a == "--seconds") {
+      if (!(v > 0)) {
+        std::fprintf(stderr, "--seconds is '%s'; it must be a positive number\n", argv[i + 1]);
+        return 2;
+      }
+      seconds = v;
+    } else if (a == "--threads") {
+      if (!(v >= 1 && v <= 1024 && v == std::floor(v))) {
+        std::fprintf(stderr, "--threads is '%s'; it must be an integer in [1, 1024]\n",
+                     argv[i + 1]);
+        return 2;
+      }
+      threads = int(v);
+    } else if (a == "--only") {
       only = "," + std::string(argv[i + 1]) + ",";
-    else if (a == "--isa") {
+    } else if (a == "--isa") {
       const std::string n = argv[i + 1];
+      if (n != "sse2" && n != "avx2" && n != "avx512f" && n != "auto") {
+        std::fprintf(stderr, "--isa is '%s'; valid: sse2, avx2, avx512f, auto\n", n.c_str());
+        return 2;
+      }
       ref::vmath::force_isa(n == "sse2"      ? ref::vmath::Isa::kSse2
                             : n == "avx2"    ? ref::vmath::Isa::kAvx2
                             : n == "avx512f" ? ref::vmath::Isa::kAvx512

@@ -163,7 +163,6 @@ class GridSample : public Kernel {
   bool dim_taps(double c, int64_t size, bool round_away, int64_t* idx, double* wt) const {
     const double len = static_cast<double>(size);
     double x = align_corners_ ? (c + 1) / 2 * (len - 1) : ((c + 1) * len - 1) / 2;
-    if (std::isnan(x)) return false;
     const double lo = align_corners_ ? 0 : -0.5, hi = align_corners_ ? len - 1 : len - 0.5;
     if (mode_ == Mode::kNearest) x = round_away ? std::round(x) : std::nearbyint(x);
     if (x < lo || x > hi) {
@@ -172,7 +171,7 @@ class GridSample : public Kernel {
       else if (padding_ == Padding::kReflection)
         x = reflect(x, lo, hi);
     }
-    if (std::isnan(x)) return false;
+    if (std::isnan(x)) return false;  // NaN from c, or from reflecting an infinity
     // Every tap of a point this far outside reads 0 (zeros padding; the others have moved it
     // inside): held here so the casts below stay defined for a coordinate of inf or 1e30.
     x = std::clamp(x, lo - 8, hi + 8);

@@ -171,12 +171,10 @@ class RoiAlign : public Kernel {
   }
 
   // The pixels and weights of the point (y, x); none (offsets 0, weights 0) outside the
-  // image, at a NaN coordinate, or in an image without pixels.
+  // image or at a NaN coordinate. An image without pixels is align's to skip.
   static Sample bilinear(double y, double x, int64_t height, int64_t width) {
     Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-    if (!(y >= -1.0 && y <= double(height) && x >= -1.0 && x <= double(width)) || height == 0 ||
-        width == 0)
-      return s;
+    if (!(y >= -1.0 && y <= double(height) && x >= -1.0 && x <= double(width))) return s;
     y = std::max(y, 0.0);
     x = std::max(x, 0.0);
     int64_t y_lo = static_cast<int64_t>(y), x_lo = static_cast<int64_t>(x), y_hi, x_hi;
